@@ -1,0 +1,69 @@
+// Module boundaries, checked on every import (npm run lint:deps, part of npm test).
+// The rules mirror the Nx tags in each package.json (type:contracts < type:lib < type:service <
+// type:app): dependencies point inwards, nothing imports a service from a library, services do
+// not import each other (they talk through generated gRPC clients), and there are no cycles.
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'Import cycles make initialization order fragile and layers meaningless.',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'contracts-are-leaves',
+      severity: 'error',
+      comment: 'Generated contracts depend on nothing of ours.',
+      from: { path: '^libs/contracts/' },
+      to: { path: '^(libs|services)/', pathNot: '^libs/contracts/' },
+    },
+    {
+      name: 'libs-never-import-services',
+      severity: 'error',
+      comment: 'Libraries are shared by services; a library importing a service inverts the layers.',
+      from: { path: '^libs/' },
+      to: { path: '^services/' },
+    },
+    {
+      name: 'services-do-not-import-each-other',
+      severity: 'error',
+      comment: 'Services share no in-process state; they call each other through generated clients.',
+      from: { path: '^services/([^/]+)/' },
+      to: { path: '^services/', pathNot: '^services/$1/' },
+    },
+    {
+      name: 'only-the-app-composes-services',
+      severity: 'error',
+      comment: 'Only services/all-in-one may mount several services (through their public index).',
+      from: { path: '^services/all-in-one/' },
+      to: { path: '^services/(governance|ingestion|retrieval|context)/src/(?!index\\.ts$)' },
+    },
+    {
+      name: 'no-deep-imports-into-libs',
+      severity: 'error',
+      comment: 'Libraries expose one deliberate entry point (package exports); reach inside only from within.',
+      from: { path: '^(libs|services)/([^/]+)/' },
+      to: { path: '^libs/([^/]+)/src/', pathNot: ['^libs/$2/', '^libs/[^/]+/src/index\\.ts$', '^libs/contracts/src/[a-z]+\\.ts$'] },
+    },
+    {
+      name: 'not-to-unresolvable',
+      severity: 'error',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '(^|/)(dist|node_modules|coverage)/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: {
+      conditionNames: ['@engram/source', 'import', 'require', 'node', 'default'],
+      exportsFields: ['exports'],
+      extensions: ['.ts', '.js', '.mjs', '.cjs', '.json'],
+      mainFields: ['module', 'main', 'types'],
+    },
+  },
+};

@@ -1,0 +1,38 @@
+// Two projects: `unit` (pure logic and in-memory transports, *.spec.ts beside the code) and
+// `integration` (real sockets and real dependencies, test/**/*.int.spec.ts). Integration suites
+// never skip: a missing dependency is a failure that says how to start it.
+const swc = [
+  '@swc/jest',
+  {
+    jsc: { parser: { syntax: 'typescript' }, target: 'es2022', keepClassNames: true },
+    module: { type: 'es6' },
+    sourceMaps: 'inline',
+  },
+];
+
+/** @type {import('jest').Config} */
+const common = {
+  testEnvironment: 'node',
+  // Resolve workspace packages to their TypeScript sources (see the "@engram/source" condition).
+  testEnvironmentOptions: { customExportConditions: ['@engram/source', 'node', 'node-addons'] },
+  extensionsToTreatAsEsm: ['.ts'],
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  transform: { '^.+\\.ts$': swc },
+};
+
+/** @type {import('jest').Config} */
+export default {
+  projects: [
+    {
+      ...common,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/libs/*/src/**/*.spec.ts', '<rootDir>/services/*/src/**/*.spec.ts'],
+    },
+    {
+      ...common,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/libs/*/test/**/*.int.spec.ts', '<rootDir>/services/*/test/**/*.int.spec.ts'],
+      testTimeout: 60_000,
+    },
+  ],
+};

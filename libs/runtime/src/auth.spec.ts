@@ -1,0 +1,189 @@
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { describe, expect, it } from '@jest/globals';
+import { Code } from '@connectrpc/connect';
+import { SignJWT, exportJWK, importSPKI, type JSONWebKeySet } from 'jose';
+import { createAuthenticator, mintToken, type Authenticator } from './auth.js';
+import { EngramError } from './errors.js';
+
+const secret = randomBytes(32);
+const { publicKey, privateKey } = generateKeyPairSync('rsa', {
+  modulusLength: 2048,
+  publicKeyEncoding: { type: 'spki', format: 'pem' },
+  privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+});
+
+async function rejection(authenticate: Authenticator, header: string | null) {
+  try {
+    await authenticate(header);
+  } catch (error) {
+    expect(error).toBeInstanceOf(EngramError);
+    const e = error as EngramError;
+    expect(e.code).toBe(Code.Unauthenticated);
+    return { reason: e.reason, metadata: e.metadata };
+  }
+  throw new Error('expected the credential to be rejected');
+}
+
+const hs256 = () => createAuthenticator({ mode: 'hs256', secret, clockToleranceSec: 5 });
+const claims = { subject: 'alice', tenantId: 't1', orgIds: ['o1', 'o2'], roles: ['admin' as const] };
+
+describe('createAuthenticator (HS256)', () => {
+  it('returns the principal from a valid token, with unknown roles dropped', async () => {
+    const authenticate = await hs256();
+    const token = await new SignJWT({ tenant: 't1', orgs: ['o1', 'o1'], roles: ['admin', 'superuser'] })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('alice')
+      .setExpirationTime('5m')
+      .sign(secret);
+    const principal = await authenticate(`Bearer ${token}`);
+    expect(principal).toEqual({ subject: 'alice', tenantId: 't1', orgIds: ['o1'], roles: ['admin'], token });
+  });
+
+  it('accepts tokens minted by mintToken', async () => {
+    const authenticate = await hs256();
+    const token = await mintToken(claims, { algorithm: 'HS256', secret });
+    await expect(authenticate(`Bearer ${token}`)).resolves.toMatchObject({
+      subject: 'alice',
+      tenantId: 't1',
+      orgIds: ['o1', 'o2'],
+      roles: ['admin'],
+    });
+  });
+
+  it('rejects a missing header with TOKEN_MISSING', async () => {
+    expect((await rejection(await hs256(), null)).reason).toBe('TOKEN_MISSING');
+    expect((await rejection(await hs256(), '  ')).reason).toBe('TOKEN_MISSING');
+  });
+
+  it('rejects headers that are not a bearer JWT with TOKEN_MALFORMED', async () => {
+    const authenticate = await hs256();
+    for (const header of ['Basic dXNlcjpwYXNz', 'Bearer', 'Bearer not-a-jwt', 'Bearer a.b.c']) {
+      expect((await rejection(authenticate, header)).reason).toBe('TOKEN_MALFORMED');
+    }
+  });
+
+  it('rejects an expired token with TOKEN_EXPIRED', async () => {
+    const token = await mintToken(
+      claims,
+      { algorithm: 'HS256', secret },
+      { expiresIn: Math.floor(Date.now() / 1000) - 60 },
+    );
+    expect((await rejection(await hs256(), `Bearer ${token}`)).reason).toBe('TOKEN_EXPIRED');
+  });
+
+  it('rejects a token that is not valid yet with TOKEN_NOT_YET_VALID', async () => {
+    const token = await new SignJWT({ tenant: 't1' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('alice')
+      .setNotBefore(Math.floor(Date.now() / 1000) + 3600)
+      .setExpirationTime('2h')
+      .sign(secret);
+    expect((await rejection(await hs256(), `Bearer ${token}`)).reason).toBe('TOKEN_NOT_YET_VALID');
+  });
+
+  it('rejects a token signed with another key with TOKEN_SIGNATURE_INVALID', async () => {
+    const token = await mintToken(claims, { algorithm: 'HS256', secret: randomBytes(32) });
+    expect((await rejection(await hs256(), `Bearer ${token}`)).reason).toBe('TOKEN_SIGNATURE_INVALID');
+  });
+
+  it('rejects RS256 and unsigned ("none") tokens with TOKEN_ALGORITHM_NOT_ALLOWED', async () => {
+    const authenticate = await hs256();
+    const rs = await mintToken(claims, { algorithm: 'RS256', privateKeyPem: privateKey });
+    expect((await rejection(authenticate, `Bearer ${rs}`)).reason).toBe('TOKEN_ALGORITHM_NOT_ALLOWED');
+    const encode = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const none = `${encode({ alg: 'none' })}.${encode({ sub: 'alice', tenant: 't1', exp: 9_999_999_999 })}.`;
+    expect((await rejection(authenticate, `Bearer ${none}`)).reason).toBe('TOKEN_ALGORITHM_NOT_ALLOWED');
+  });
+
+  it('rejects a token without a tenant claim with TOKEN_CLAIM_INVALID naming the claim', async () => {
+    const token = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('alice')
+      .setExpirationTime('5m')
+      .sign(secret);
+    expect(await rejection(await hs256(), `Bearer ${token}`)).toEqual({
+      reason: 'TOKEN_CLAIM_INVALID',
+      metadata: { claim: 'tenant' },
+    });
+  });
+
+  it('rejects a token without a subject, or with malformed orgs, with TOKEN_CLAIM_INVALID', async () => {
+    const noSub = await new SignJWT({ tenant: 't1' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setExpirationTime('5m')
+      .sign(secret);
+    expect((await rejection(await hs256(), `Bearer ${noSub}`)).metadata).toEqual({ claim: 'sub' });
+    const badOrgs = await new SignJWT({ tenant: 't1', orgs: 'o1' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('alice')
+      .setExpirationTime('5m')
+      .sign(secret);
+    expect((await rejection(await hs256(), `Bearer ${badOrgs}`)).metadata).toEqual({ claim: 'orgs' });
+  });
+
+  it('checks issuer and audience when configured', async () => {
+    const authenticate = await createAuthenticator({
+      mode: 'hs256',
+      secret,
+      issuer: 'https://idp.example',
+      audience: 'engram',
+      clockToleranceSec: 0,
+    });
+    const good = await mintToken(
+      claims,
+      { algorithm: 'HS256', secret },
+      { issuer: 'https://idp.example', audience: 'engram' },
+    );
+    await expect(authenticate(`Bearer ${good}`)).resolves.toMatchObject({ subject: 'alice' });
+    const wrongIssuer = await mintToken(
+      claims,
+      { algorithm: 'HS256', secret },
+      { issuer: 'https://evil.example', audience: 'engram' },
+    );
+    expect(await rejection(authenticate, `Bearer ${wrongIssuer}`)).toEqual({
+      reason: 'TOKEN_AUDIENCE_OR_ISSUER_MISMATCH',
+      metadata: { claim: 'iss' },
+    });
+  });
+});
+
+describe('createAuthenticator (RS256)', () => {
+  it('verifies with a PEM public key and rejects HS256 tokens', async () => {
+    const authenticate = await createAuthenticator({
+      mode: 'rs256',
+      publicKeyPem: publicKey,
+      clockToleranceSec: 0,
+    });
+    const token = await mintToken(claims, { algorithm: 'RS256', privateKeyPem: privateKey });
+    await expect(authenticate(`Bearer ${token}`)).resolves.toMatchObject({
+      subject: 'alice',
+      tenantId: 't1',
+    });
+    const hs = await mintToken(claims, { algorithm: 'HS256', secret });
+    expect((await rejection(authenticate, `Bearer ${hs}`)).reason).toBe('TOKEN_ALGORITHM_NOT_ALLOWED');
+  });
+
+  it('verifies with a JWKS document selected by key id', async () => {
+    const jwk = await exportJWK(await importSPKI(publicKey, 'RS256', { extractable: true }));
+    const jwks: JSONWebKeySet = { keys: [{ ...jwk, kid: 'k1', alg: 'RS256', use: 'sig' }] };
+    const authenticate = await createAuthenticator({ mode: 'rs256', jwks, clockToleranceSec: 0 });
+    const token = await mintToken(claims, { algorithm: 'RS256', privateKeyPem: privateKey, keyId: 'k1' });
+    await expect(authenticate(`Bearer ${token}`)).resolves.toMatchObject({ subject: 'alice' });
+    const unknownKey = await mintToken(claims, {
+      algorithm: 'RS256',
+      privateKeyPem: privateKey,
+      keyId: 'k2',
+    });
+    expect((await rejection(authenticate, `Bearer ${unknownKey}`)).reason).toBe('TOKEN_SIGNATURE_INVALID');
+  });
+});
+
+describe('createAuthenticator (insecure development mode)', () => {
+  it('reads claims without verifying the signature, but still requires them', async () => {
+    const authenticate = await createAuthenticator({ mode: 'insecure' });
+    const token = await mintToken(claims, { algorithm: 'HS256', secret: randomBytes(32) });
+    await expect(authenticate(`Bearer ${token}`)).resolves.toMatchObject({ subject: 'alice' });
+    const noTenant = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('a').sign(secret);
+    expect((await rejection(authenticate, `Bearer ${noTenant}`)).reason).toBe('TOKEN_CLAIM_INVALID');
+  });
+});

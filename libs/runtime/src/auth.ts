@@ -1,0 +1,229 @@
+import { createContextKey } from '@connectrpc/connect';
+import {
+  SignJWT,
+  createLocalJWKSet,
+  decodeJwt,
+  errors as joseErrors,
+  importPKCS8,
+  importSPKI,
+  jwtVerify,
+  type JSONWebKeySet,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+  type CryptoKey,
+} from 'jose';
+import { errors, type EngramError } from './errors.js';
+
+/** Roles a credential may carry in its `roles` claim. See docs/api-conventions.md. */
+export const ROLES = ['admin', 'platform', 'service'] as const;
+export type Role = (typeof ROLES)[number];
+
+/**
+ * Who is calling, from the verified credential only. Never built from request fields.
+ */
+export interface Principal {
+  /** The `sub` claim: the user (or service) the call acts for. */
+  readonly subject: string;
+  /** The `tenant` claim. Nothing ever crosses tenants. */
+  readonly tenantId: string;
+  /** The `orgs` claim: orgs the subject is a member of (ORG-scope visibility). */
+  readonly orgIds: readonly string[];
+  /** The `roles` claim, filtered to known roles. */
+  readonly roles: readonly Role[];
+  /** The raw bearer token, forwarded on service-to-service calls. */
+  readonly token: string;
+}
+
+/** Handlers read the caller with `ctx.values.get(principalKey)`; undefined only on public services. */
+export const principalKey = createContextKey<Principal | undefined>(undefined, {
+  description: 'engram.principal',
+});
+
+/** How credentials are verified. Built by {@link authConfigFromEnv}-style config code. */
+export type AuthConfig =
+  | {
+      readonly mode: 'hs256';
+      /** Shared secret, at least 32 bytes. */
+      readonly secret: Uint8Array;
+      readonly issuer?: string | undefined;
+      readonly audience?: string | undefined;
+      /** Allowed clock skew for exp/nbf/iat, seconds. */
+      readonly clockToleranceSec: number;
+    }
+  | {
+      readonly mode: 'rs256';
+      /** SPKI PEM public key, or a JWKS document (exactly one). */
+      readonly publicKeyPem?: string | undefined;
+      readonly jwks?: JSONWebKeySet | undefined;
+      readonly issuer?: string | undefined;
+      readonly audience?: string | undefined;
+      readonly clockToleranceSec: number;
+    }
+  | {
+      /**
+       * Development only: the token's claims are read WITHOUT verifying its signature. The server
+       * logs a loud warning at start. Never the default.
+       */
+      readonly mode: 'insecure';
+    };
+
+/** Verifies a bearer token and returns the principal, or throws an UNAUTHENTICATED EngramError. */
+export type Authenticator = (authorization: string | null) => Promise<Principal>;
+
+const BEARER = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*)$/;
+
+function principalFromClaims(payload: JWTPayload, token: string): Principal {
+  const { sub } = payload;
+  const tenant: unknown = payload['tenant'];
+  const orgs: unknown = payload['orgs'] ?? [];
+  const roles: unknown = payload['roles'] ?? [];
+  if (typeof sub !== 'string' || sub.length === 0) throw claimInvalid('sub');
+  if (typeof tenant !== 'string' || tenant.length === 0) throw claimInvalid('tenant');
+  if (!Array.isArray(orgs) || !orgs.every((o): o is string => typeof o === 'string' && o.length > 0)) {
+    throw claimInvalid('orgs');
+  }
+  if (!Array.isArray(roles) || !roles.every((r): r is string => typeof r === 'string')) {
+    throw claimInvalid('roles');
+  }
+  return {
+    subject: sub,
+    tenantId: tenant,
+    orgIds: [...new Set(orgs)],
+    roles: roles.filter((r): r is Role => (ROLES as readonly string[]).includes(r)),
+    token,
+  };
+}
+
+function claimInvalid(claim: string): EngramError {
+  return errors.unauthenticated('TOKEN_CLAIM_INVALID', `token claim "${claim}" is missing or invalid`, {
+    claim,
+  });
+}
+
+/** Maps jose's verification failures to precise reasons. */
+function fromJoseError(error: unknown): EngramError {
+  if (error instanceof joseErrors.JWTExpired) {
+    return errors.unauthenticated('TOKEN_EXPIRED', 'token has expired');
+  }
+  if (error instanceof joseErrors.JWTClaimValidationFailed) {
+    if (error.claim === 'nbf' || error.claim === 'iat') {
+      return errors.unauthenticated('TOKEN_NOT_YET_VALID', 'token is not yet valid', { claim: error.claim });
+    }
+    if (error.claim === 'iss' || error.claim === 'aud') {
+      return errors.unauthenticated(
+        'TOKEN_AUDIENCE_OR_ISSUER_MISMATCH',
+        `token claim "${error.claim}" does not match`,
+        { claim: error.claim },
+      );
+    }
+    return claimInvalid(error.claim);
+  }
+  if (error instanceof joseErrors.JOSEAlgNotAllowed || error instanceof joseErrors.JOSENotSupported) {
+    return errors.unauthenticated('TOKEN_ALGORITHM_NOT_ALLOWED', 'token algorithm is not accepted');
+  }
+  if (
+    error instanceof joseErrors.JWSSignatureVerificationFailed ||
+    error instanceof joseErrors.JWKSNoMatchingKey
+  ) {
+    return errors.unauthenticated('TOKEN_SIGNATURE_INVALID', 'token signature is invalid');
+  }
+  return errors.unauthenticated('TOKEN_MALFORMED', 'token is malformed');
+}
+
+/** Builds the authenticator for a configuration. Keys are imported once, here. */
+export async function createAuthenticator(config: AuthConfig): Promise<Authenticator> {
+  let verify: (token: string) => Promise<JWTPayload>;
+  if (config.mode === 'insecure') {
+    verify = (token) => Promise.resolve(decodeJwt(token));
+  } else {
+    const algorithm = config.mode === 'hs256' ? 'HS256' : 'RS256';
+    let key: Uint8Array | CryptoKey | JWTVerifyGetKey;
+    if (config.mode === 'hs256') {
+      key = config.secret;
+    } else if (config.jwks !== undefined) {
+      key = createLocalJWKSet(config.jwks);
+    } else if (config.publicKeyPem !== undefined) {
+      key = await importSPKI(config.publicKeyPem, 'RS256');
+    } else {
+      throw new Error('rs256 authentication needs a public key or a JWKS document');
+    }
+    const options = {
+      algorithms: [algorithm],
+      issuer: config.issuer,
+      audience: config.audience,
+      clockTolerance: config.clockToleranceSec,
+    };
+    verify = async (token) => {
+      // jose's overloads distinguish static keys from key resolvers.
+      const result =
+        typeof key === 'function'
+          ? await jwtVerify(token, key, options)
+          : await jwtVerify(token, key, options);
+      return result.payload;
+    };
+  }
+  return async (authorization) => {
+    if (authorization === null || authorization.trim() === '') {
+      throw errors.unauthenticated('TOKEN_MISSING', 'missing "authorization: Bearer <token>" header');
+    }
+    const token = BEARER.exec(authorization.trim())?.[1];
+    if (token === undefined) {
+      throw errors.unauthenticated('TOKEN_MALFORMED', 'authorization header is not "Bearer <JWT>"');
+    }
+    let payload: JWTPayload;
+    try {
+      payload = await verify(token);
+    } catch (error) {
+      throw fromJoseError(error);
+    }
+    return principalFromClaims(payload, token);
+  };
+}
+
+/** Claims of a token minted by Engram's own tools. */
+export interface TokenClaims {
+  readonly subject: string;
+  readonly tenantId: string;
+  readonly orgIds?: readonly string[];
+  readonly roles?: readonly Role[];
+}
+
+/** Signing material for {@link mintToken}. */
+export type SigningKey =
+  | { readonly algorithm: 'HS256'; readonly secret: Uint8Array }
+  | { readonly algorithm: 'RS256'; readonly privateKeyPem: string; readonly keyId?: string };
+
+/**
+ * Mints a token (for local tools, tests and service identities). Production tokens normally come
+ * from the deployment's identity provider.
+ */
+export async function mintToken(
+  claims: TokenClaims,
+  key: SigningKey,
+  options: { expiresIn?: string | number; issuer?: string; audience?: string } = {},
+): Promise<string> {
+  const jwt = new SignJWT({
+    tenant: claims.tenantId,
+    orgs: [...(claims.orgIds ?? [])],
+    roles: [...(claims.roles ?? [])],
+  })
+    .setSubject(claims.subject)
+    .setIssuedAt()
+    .setExpirationTime(options.expiresIn ?? '1h');
+  if (options.issuer !== undefined) jwt.setIssuer(options.issuer);
+  if (options.audience !== undefined) jwt.setAudience(options.audience);
+  if (key.algorithm === 'HS256') {
+    return jwt.setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(key.secret);
+  }
+  const privateKey = await importPKCS8(key.privateKeyPem, 'RS256');
+  return jwt
+    .setProtectedHeader({ alg: 'RS256', typ: 'JWT', ...(key.keyId !== undefined ? { kid: key.keyId } : {}) })
+    .sign(privateKey);
+}
+
+/** The principal of a handler call; throws if the service was mounted without authentication. */
+export function requirePrincipal(values: { get<T>(key: { id: symbol; defaultValue: T }): T }): Principal {
+  const principal = values.get(principalKey);
+  if (principal === undefined) throw new Error('no principal: the method is not behind authentication');
+  return principal;
+}

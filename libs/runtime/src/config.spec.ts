@@ -1,0 +1,103 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from '@jest/globals';
+import { z } from 'zod';
+import { ConfigError, authConfigFromEnv, envInt, limitsFromEnv, parseEnv, serverEnvShape } from './config.js';
+
+const schema = z.object({ ...serverEnvShape, ENGRAM_PORT: envInt(50051, 0, 65535) });
+const secret = 'x'.repeat(32);
+
+function configError(env: Record<string, string>): ConfigError {
+  try {
+    authConfigFromEnv(parseEnv(schema, env));
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('parseEnv', () => {
+  it('fills documented defaults', () => {
+    const env = parseEnv(schema, {});
+    expect(env.ENGRAM_PORT).toBe(50051);
+    expect(env.ENGRAM_HOST).toBe('127.0.0.1');
+    expect(env.ENGRAM_AUTH_MODE).toBe('hs256');
+    expect(limitsFromEnv(env)).toEqual({
+      maxMessageBytes: 4194304,
+      maxStreamMessages: 4096,
+      maxTimeoutMs: 300000,
+    });
+  });
+
+  it('treats empty variables as unset', () => {
+    expect(parseEnv(schema, { ENGRAM_PORT: '' }).ENGRAM_PORT).toBe(50051);
+  });
+
+  it('names every bad variable and what it expects', () => {
+    let error: unknown;
+    try {
+      parseEnv(schema, { ENGRAM_PORT: 'http', ENGRAM_LOG_LEVEL: 'loud', ENGRAM_MAX_MESSAGE_BYTES: '10' });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const problems = (error as ConfigError).problems;
+    expect(problems.map((p) => p.variable).sort()).toEqual([
+      'ENGRAM_LOG_LEVEL',
+      'ENGRAM_MAX_MESSAGE_BYTES',
+      'ENGRAM_PORT',
+    ]);
+    expect((error as Error).message).toContain('ENGRAM_PORT: expected an integer from 0 to 65535');
+    expect((error as Error).message).toContain('ENGRAM_LOG_LEVEL: expected one of: trace, debug');
+  });
+});
+
+describe('authConfigFromEnv', () => {
+  it('requires a secret in the default hs256 mode and says how to provide one', () => {
+    const error = configError({});
+    expect(error.problems[0]?.variable).toBe('ENGRAM_JWT_SECRET');
+    expect(error.message).toContain('ENGRAM_JWT_SECRET_FILE');
+  });
+
+  it('rejects a secret shorter than 32 bytes', () => {
+    expect(configError({ ENGRAM_JWT_SECRET: 'short' }).problems[0]).toEqual({
+      variable: 'ENGRAM_JWT_SECRET',
+      message: 'must be at least 32 bytes',
+    });
+  });
+
+  it('reads the secret from a file, trimmed', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'engram-')), 'secret');
+    writeFileSync(file, `${secret}\n`);
+    const config = authConfigFromEnv(parseEnv(schema, { ENGRAM_JWT_SECRET_FILE: file }));
+    expect(config.mode === 'hs256' && new TextDecoder().decode(config.secret)).toBe(secret);
+  });
+
+  it('names the file variable when the file cannot be read', () => {
+    expect(configError({ ENGRAM_JWT_SECRET_FILE: '/nonexistent/secret' }).problems[0]?.variable).toBe(
+      'ENGRAM_JWT_SECRET_FILE',
+    );
+  });
+
+  it('uses the fallback secret only when none is configured', () => {
+    const fallback = new TextEncoder().encode('f'.repeat(32));
+    const env = parseEnv(schema, {});
+    expect(authConfigFromEnv(env, () => fallback)).toMatchObject({ mode: 'hs256', secret: fallback });
+    const configured = authConfigFromEnv(parseEnv(schema, { ENGRAM_JWT_SECRET: secret }), () => fallback);
+    expect(configured.mode === 'hs256' && new TextDecoder().decode(configured.secret)).toBe(secret);
+  });
+
+  it('needs exactly one RS256 key source', () => {
+    expect(configError({ ENGRAM_AUTH_MODE: 'rs256' }).problems[0]?.variable).toBe(
+      'ENGRAM_JWT_PUBLIC_KEY_FILE',
+    );
+  });
+
+  it('only enters insecure mode when asked to', () => {
+    expect(authConfigFromEnv(parseEnv(schema, { ENGRAM_AUTH_MODE: 'insecure' }))).toEqual({
+      mode: 'insecure',
+    });
+  });
+});

@@ -1,0 +1,176 @@
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import type { AuthConfig } from './auth.js';
+
+/** A configuration error names every offending environment variable and what it expects. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+
+  constructor(readonly problems: readonly { variable: string; message: string }[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  ${p.variable}: ${p.message}`).join('\n')}`);
+  }
+}
+
+/**
+ * Parses the environment once with a zod schema whose keys are variable names. Only a service's
+ * `config.ts` calls this. Throws {@link ConfigError} naming each bad variable.
+ */
+export function parseEnv<S extends z.ZodType>(
+  schema: S,
+  env: Readonly<Record<string, string | undefined>>,
+): z.output<S> {
+  const result = schema.safeParse(env);
+  if (result.success) return result.data;
+  throw new ConfigError(
+    result.error.issues.map((issue) => ({
+      variable: issue.path.length > 0 ? issue.path.map(String).join('.') : '(environment)',
+      message: issue.message,
+    })),
+  );
+}
+
+/** Environment variable helpers: empty strings count as unset. */
+const unsetIfEmpty = (value: unknown) => (value === '' ? undefined : value);
+
+export const envInt = (defaultValue: number, min: number, max: number) =>
+  z.preprocess(
+    unsetIfEmpty,
+    z.coerce
+      .number({ error: `expected an integer from ${min} to ${max}` })
+      .int({ error: `expected an integer from ${min} to ${max}` })
+      .min(min, { error: `expected an integer from ${min} to ${max}` })
+      .max(max, { error: `expected an integer from ${min} to ${max}` })
+      .default(defaultValue),
+  );
+
+export const envString = () => z.preprocess(unsetIfEmpty, z.string().optional());
+
+export const envEnum = <const T extends readonly [string, ...string[]]>(values: T, defaultValue: T[number]) =>
+  z.preprocess(
+    unsetIfEmpty,
+    z.enum(values, { error: `expected one of: ${values.join(', ')}` }).default(defaultValue),
+  );
+
+/** Variables every Engram server understands. Documented in the README. */
+export const serverEnvShape = {
+  ENGRAM_HOST: z.preprocess(unsetIfEmpty, z.string().min(1).default('127.0.0.1')),
+  ENGRAM_LOG_LEVEL: envEnum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], 'info'),
+  ENGRAM_MAX_MESSAGE_BYTES: envInt(4 * 1024 * 1024, 1024, 64 * 1024 * 1024),
+  ENGRAM_MAX_STREAM_MESSAGES: envInt(4096, 1, 1_000_000),
+  ENGRAM_MAX_TIMEOUT_MS: envInt(300_000, 1, 3_600_000),
+  ENGRAM_SHUTDOWN_GRACE_MS: envInt(10_000, 0, 600_000),
+  ENGRAM_AUTH_MODE: envEnum(['hs256', 'rs256', 'insecure'], 'hs256'),
+  ENGRAM_JWT_SECRET: envString(),
+  ENGRAM_JWT_SECRET_FILE: envString(),
+  ENGRAM_JWT_PUBLIC_KEY_FILE: envString(),
+  ENGRAM_JWT_JWKS_FILE: envString(),
+  ENGRAM_JWT_ISSUER: envString(),
+  ENGRAM_JWT_AUDIENCE: envString(),
+  ENGRAM_JWT_CLOCK_TOLERANCE_SEC: envInt(30, 0, 600),
+} as const;
+
+export type ServerEnv = z.output<z.ZodObject<typeof serverEnvShape>>;
+
+/** Limits applied by every server. */
+export interface ServerLimits {
+  /** Largest single message read or written, bytes (RESOURCE_EXHAUSTED beyond). */
+  readonly maxMessageBytes: number;
+  /** Most messages a client stream may send (RESOURCE_EXHAUSTED STREAM_TOO_LONG beyond). */
+  readonly maxStreamMessages: number;
+  /** Largest deadline a client may ask for, ms (longer ones are INVALID_ARGUMENT). */
+  readonly maxTimeoutMs: number;
+}
+
+export function limitsFromEnv(env: ServerEnv): ServerLimits {
+  return {
+    maxMessageBytes: env.ENGRAM_MAX_MESSAGE_BYTES,
+    maxStreamMessages: env.ENGRAM_MAX_STREAM_MESSAGES,
+    maxTimeoutMs: env.ENGRAM_MAX_TIMEOUT_MS,
+  };
+}
+
+function readFileVariable(variable: string, path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError([
+      { variable, message: `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? 'error'}` },
+    ]);
+  }
+}
+
+/** Minimum HS256 secret length, bytes (RFC 7518 §3.2: at least the hash size). */
+export const MIN_HS256_SECRET_BYTES = 32;
+
+/**
+ * Builds the authentication config from the environment. `fallbackSecret` lets the all-in-one
+ * process use its local, generated secret when none is configured.
+ */
+export function authConfigFromEnv(env: ServerEnv, fallbackSecret?: () => Uint8Array): AuthConfig {
+  const common = {
+    issuer: env.ENGRAM_JWT_ISSUER,
+    audience: env.ENGRAM_JWT_AUDIENCE,
+    clockToleranceSec: env.ENGRAM_JWT_CLOCK_TOLERANCE_SEC,
+  };
+  switch (env.ENGRAM_AUTH_MODE) {
+    case 'insecure':
+      return { mode: 'insecure' };
+    case 'rs256': {
+      const pemFile = env.ENGRAM_JWT_PUBLIC_KEY_FILE;
+      const jwksFile = env.ENGRAM_JWT_JWKS_FILE;
+      if ((pemFile === undefined) === (jwksFile === undefined)) {
+        throw new ConfigError([
+          {
+            variable: 'ENGRAM_JWT_PUBLIC_KEY_FILE',
+            message:
+              'with ENGRAM_AUTH_MODE=rs256 set exactly one of ENGRAM_JWT_PUBLIC_KEY_FILE or ENGRAM_JWT_JWKS_FILE',
+          },
+        ]);
+      }
+      if (pemFile !== undefined) {
+        return {
+          mode: 'rs256',
+          publicKeyPem: readFileVariable('ENGRAM_JWT_PUBLIC_KEY_FILE', pemFile),
+          ...common,
+        };
+      }
+      const jwksText = readFileVariable('ENGRAM_JWT_JWKS_FILE', jwksFile ?? '');
+      try {
+        return { mode: 'rs256', jwks: JSON.parse(jwksText) as never, ...common };
+      } catch {
+        throw new ConfigError([{ variable: 'ENGRAM_JWT_JWKS_FILE', message: 'is not valid JSON' }]);
+      }
+    }
+    case 'hs256': {
+      let secret: Uint8Array | undefined;
+      let variable = 'ENGRAM_JWT_SECRET';
+      if (env.ENGRAM_JWT_SECRET !== undefined) {
+        secret = new TextEncoder().encode(env.ENGRAM_JWT_SECRET);
+      } else if (env.ENGRAM_JWT_SECRET_FILE !== undefined) {
+        variable = 'ENGRAM_JWT_SECRET_FILE';
+        secret = new TextEncoder().encode(readFileVariable(variable, env.ENGRAM_JWT_SECRET_FILE).trim());
+      } else {
+        secret = fallbackSecret?.();
+      }
+      if (secret === undefined) {
+        throw new ConfigError([
+          {
+            variable: 'ENGRAM_JWT_SECRET',
+            message:
+              'required with ENGRAM_AUTH_MODE=hs256 (or set ENGRAM_JWT_SECRET_FILE; ENGRAM_AUTH_MODE=insecure is for development only)',
+          },
+        ]);
+      }
+      if (secret.byteLength < MIN_HS256_SECRET_BYTES) {
+        throw new ConfigError([{ variable, message: `must be at least ${MIN_HS256_SECRET_BYTES} bytes` }]);
+      }
+      return { mode: 'hs256', secret, ...common };
+    }
+  }
+}
+
+/** The environment of one service process: the common variables plus `ENGRAM_PORT`. */
+export function serviceEnvSchema(defaultPort: number) {
+  return z.object({ ...serverEnvShape, ENGRAM_PORT: envInt(defaultPort, 0, 65535) });
+}
+export type ServiceEnv = z.output<ReturnType<typeof serviceEnvSchema>>;

@@ -1,0 +1,77 @@
+import { describe, expect, it } from '@jest/globals';
+import { Code, ConnectError } from '@connectrpc/connect';
+import { ErrorInfoSchema } from '@engram/contracts/grpc';
+import { EngramError, errorInfoOf, errors, toConnectError } from './errors.js';
+
+const boundary = { domain: 'engram.governance', requestId: 'req-1' };
+
+describe('toConnectError', () => {
+  it('keeps a domain error code and sends its reason, domain and metadata as ErrorInfo', () => {
+    const { error, internal } = toConnectError(errors.notFound('memories/01ABC'), boundary);
+    expect(internal).toBe(false);
+    expect(error.code).toBe(Code.NotFound);
+    expect(error.rawMessage).toBe('memories/01ABC was not found');
+    expect(errorInfoOf(error)).toMatchObject({
+      reason: 'RESOURCE_NOT_FOUND',
+      domain: 'engram.governance',
+      metadata: { name: 'memories/01ABC' },
+    });
+  });
+
+  it('stringifies numeric and boolean metadata', () => {
+    const error = new EngramError(Code.ResourceExhausted, 'STREAM_TOO_LONG', 'too long', {
+      limit: 10,
+      hard: true,
+    });
+    expect(errorInfoOf(toConnectError(error, boundary).error)?.metadata).toEqual({
+      limit: '10',
+      hard: 'true',
+    });
+  });
+
+  it('hides unknown errors behind INTERNAL with only the request id, and asks for a log line', () => {
+    const { error, internal } = toConnectError(new TypeError('secret detail: password=hunter2'), boundary);
+    expect(internal).toBe(true);
+    expect(error.code).toBe(Code.Internal);
+    expect(error.message).not.toContain('hunter2');
+    expect(error.rawMessage).toBe('internal error (request id req-1)');
+    expect(errorInfoOf(error)).toMatchObject({ reason: 'INTERNAL', metadata: { request_id: 'req-1' } });
+  });
+
+  it('adds NOT_IMPLEMENTED with the method to the framework UNIMPLEMENTED error', () => {
+    const framework = new ConnectError('engram.x.v1.XService.Foo is not implemented', Code.Unimplemented);
+    const { error } = toConnectError(framework, boundary);
+    expect(error.code).toBe(Code.Unimplemented);
+    expect(errorInfoOf(error)).toMatchObject({
+      reason: 'NOT_IMPLEMENTED',
+      metadata: { method: 'engram.x.v1.XService.Foo' },
+    });
+  });
+
+  it('adds DEADLINE_EXCEEDED to the deadline error', () => {
+    const { error } = toConnectError(
+      new ConnectError('the operation timed out', Code.DeadlineExceeded),
+      boundary,
+    );
+    expect(error.code).toBe(Code.DeadlineExceeded);
+    expect(errorInfoOf(error)?.reason).toBe('DEADLINE_EXCEEDED');
+  });
+
+  it('passes through an error that already carries ErrorInfo (e.g. from a downstream service)', () => {
+    const downstream = new ConnectError('nope', Code.PermissionDenied, undefined, [
+      {
+        desc: ErrorInfoSchema,
+        value: { reason: 'SCOPE_NOT_ALLOWED', domain: 'engram.retrieval', metadata: {} },
+      },
+    ]);
+    const { error } = toConnectError(downstream, boundary);
+    expect(error).toBe(downstream);
+    expect(errorInfoOf(error)?.domain).toBe('engram.retrieval');
+  });
+
+  it('treats framework INTERNAL errors as unknown', () => {
+    const { error, internal } = toConnectError(new ConnectError('boom', Code.Internal), boundary);
+    expect(internal).toBe(true);
+    expect(errorInfoOf(error)?.reason).toBe('INTERNAL');
+  });
+});

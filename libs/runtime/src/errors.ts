@@ -1,0 +1,151 @@
+import { Code, ConnectError } from '@connectrpc/connect';
+import type { ErrorReason } from '@engram/contracts/common';
+import { ErrorInfoSchema } from '@engram/contracts/grpc';
+
+/**
+ * The reasons Engram may put in `google.rpc.ErrorInfo.reason`: the names of
+ * `engram.common.v1.ErrorReason` without their `ERROR_REASON_` prefix (protobuf-es already strips it).
+ */
+export type Reason = Exclude<keyof typeof ErrorReason, 'UNSPECIFIED'>;
+
+/** Identifiers attached to an error. Never message contents, memory text or secrets. */
+export type ErrorMetadata = Readonly<Record<string, string | number | boolean>>;
+
+/**
+ * A failure the domain anticipates: it carries the gRPC code to answer with, a reason clients can
+ * branch on, and identifying metadata. Thrown by domain and adapter code; translated to a
+ * `ConnectError` with a `google.rpc.ErrorInfo` detail by the error boundary ({@link toConnectError}).
+ */
+export class EngramError extends Error {
+  override readonly name = 'EngramError';
+
+  constructor(
+    readonly code: Code,
+    readonly reason: Reason,
+    message: string,
+    readonly metadata: ErrorMetadata = {},
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** Type guard for {@link EngramError}. */
+export function isEngramError(value: unknown): value is EngramError {
+  return value instanceof EngramError;
+}
+
+/** Constructors for the common cases, so call sites read as the domain speaks. */
+export const errors = {
+  invalidArgument: (reason: Reason, message: string, metadata?: ErrorMetadata) =>
+    new EngramError(Code.InvalidArgument, reason, message, metadata),
+  fieldRequired: (field: string) =>
+    new EngramError(Code.InvalidArgument, 'FIELD_REQUIRED', `${field} is required`, { field }),
+  fieldInvalid: (field: string, why: string) =>
+    new EngramError(Code.InvalidArgument, 'FIELD_INVALID', `${field} is invalid: ${why}`, { field }),
+  notFound: (name: string) =>
+    new EngramError(Code.NotFound, 'RESOURCE_NOT_FOUND', `${name} was not found`, { name }),
+  alreadyExists: (name: string) =>
+    new EngramError(Code.AlreadyExists, 'RESOURCE_ALREADY_EXISTS', `${name} already exists`, { name }),
+  permissionDenied: (reason: Reason, message: string, metadata?: ErrorMetadata) =>
+    new EngramError(Code.PermissionDenied, reason, message, metadata),
+  unauthenticated: (reason: Reason, message: string, metadata?: ErrorMetadata) =>
+    new EngramError(Code.Unauthenticated, reason, message, metadata),
+  resourceExhausted: (reason: Reason, message: string, metadata?: ErrorMetadata) =>
+    new EngramError(Code.ResourceExhausted, reason, message, metadata),
+  failedPrecondition: (reason: Reason, message: string, metadata?: ErrorMetadata) =>
+    new EngramError(Code.FailedPrecondition, reason, message, metadata),
+  unavailable: (dependency: string, message: string, options?: { cause?: unknown }) =>
+    new EngramError(Code.Unavailable, 'DEPENDENCY_UNAVAILABLE', message, { dependency }, options),
+} as const;
+
+/** Options of {@link toConnectError}. */
+export interface ErrorBoundaryOptions {
+  /** `ErrorInfo.domain`: the answering service, e.g. `engram.governance`. */
+  readonly domain: string;
+  /** Correlates the client-visible INTERNAL error with the server log line. */
+  readonly requestId: string;
+}
+
+function errorInfo(reason: Reason, domain: string, metadata: ErrorMetadata) {
+  return {
+    desc: ErrorInfoSchema,
+    value: {
+      reason,
+      domain,
+      metadata: Object.fromEntries(Object.entries(metadata).map(([k, v]) => [k, String(v)])),
+    },
+  };
+}
+
+/** Reasons for errors that the RPC framework itself raises without an `ErrorInfo`. */
+const frameworkReasons: Partial<Record<Code, Reason>> = {
+  [Code.Unimplemented]: 'NOT_IMPLEMENTED',
+  [Code.DeadlineExceeded]: 'DEADLINE_EXCEEDED',
+  [Code.Canceled]: 'CANCELLED',
+  [Code.ResourceExhausted]: 'MESSAGE_TOO_LARGE',
+  [Code.InvalidArgument]: 'FIELD_INVALID',
+  [Code.Unavailable]: 'DEPENDENCY_UNAVAILABLE',
+  [Code.NotFound]: 'RESOURCE_NOT_FOUND',
+};
+
+/**
+ * The single error boundary: turns anything thrown by a handler into the `ConnectError` sent on
+ * the wire. Domain errors keep their code and reason; framework errors (unimplemented method,
+ * deadline, cancellation, oversized message) gain an `ErrorInfo`; anything else becomes INTERNAL
+ * with only the request id exposed. Returns `internal: true` when the caller must log the cause.
+ */
+export function toConnectError(
+  error: unknown,
+  options: ErrorBoundaryOptions,
+): { error: ConnectError; internal: boolean } {
+  const { domain, requestId } = options;
+  if (isEngramError(error)) {
+    return {
+      error: new ConnectError(error.message, error.code, undefined, [
+        errorInfo(error.reason, domain, error.metadata),
+      ]),
+      internal: false,
+    };
+  }
+  if (error instanceof ConnectError) {
+    if (error.findDetails(ErrorInfoSchema).length > 0) return { error, internal: false };
+    const reason = frameworkReasons[error.code];
+    if (reason !== undefined) {
+      const metadata: Record<string, string> = {};
+      if (reason === 'NOT_IMPLEMENTED') metadata['method'] = error.rawMessage.split(' ')[0] ?? '';
+      return {
+        error: new ConnectError(
+          error.rawMessage,
+          error.code,
+          error.metadata,
+          [errorInfo(reason, domain, metadata)],
+          error.cause,
+        ),
+        internal: false,
+      };
+    }
+    // A code we did not anticipate from the framework (e.g. a protocol error): keep the code,
+    // attach the request id so the log line can be found.
+    if (error.code !== Code.Internal && error.code !== Code.Unknown) {
+      return {
+        error: new ConnectError(error.rawMessage, error.code, error.metadata, [
+          errorInfo('INTERNAL', domain, { request_id: requestId }),
+        ]),
+        internal: false,
+      };
+    }
+  }
+  return {
+    error: new ConnectError(`internal error (request id ${requestId})`, Code.Internal, undefined, [
+      errorInfo('INTERNAL', domain, { request_id: requestId }),
+    ]),
+    internal: true,
+  };
+}
+
+/** The `ErrorInfo` of a received error, if any: a convenience for clients and tests. */
+export function errorInfoOf(error: unknown) {
+  const connectError = ConnectError.from(error);
+  return connectError.findDetails(ErrorInfoSchema)[0];
+}

@@ -1,0 +1,66 @@
+/**
+ * @engram/runtime: what every Engram service process shares. Server bootstrap (gRPC, gRPC-Web and
+ * Connect on one HTTP/2 port), grpc.health.v1, reflection, graceful shutdown, the error boundary,
+ * authentication, structured logs, configuration parsing and service-to-service clients.
+ */
+export {
+  ROLES,
+  createAuthenticator,
+  mintToken,
+  principalKey,
+  requirePrincipal,
+  type AuthConfig,
+  type Authenticator,
+  type Principal,
+  type Role,
+  type SigningKey,
+  type TokenClaims,
+} from './auth.js';
+export {
+  createInProcessTransport,
+  createNetworkTransport,
+  forwardedCallOptions,
+  serviceClient,
+} from './clients.js';
+export {
+  ConfigError,
+  MIN_HS256_SECRET_BYTES,
+  authConfigFromEnv,
+  envEnum,
+  envInt,
+  envString,
+  limitsFromEnv,
+  parseEnv,
+  serverEnvShape,
+  serviceEnvSchema,
+  type ServerEnv,
+  type ServiceEnv,
+  type ServerLimits,
+} from './config.js';
+export { requestIdKey } from './context-keys.js';
+export {
+  EngramError,
+  errorInfoOf,
+  errors,
+  isEngramError,
+  toConnectError,
+  type ErrorMetadata,
+  type Reason,
+} from './errors.js';
+export { HealthRegistry, ServingStatus, createHealthService } from './health.js';
+export { createServerInterceptor } from './interceptors.js';
+export { createLogger, type Logger } from './logger.js';
+export { createReflectionService } from './reflection.js';
+export {
+  domainOf,
+  engramRoutes,
+  exitOnSignals,
+  registration,
+  serverInterceptors,
+  startServer,
+  type EngramServer,
+  type RoutingOptions,
+  type ServerOptions,
+  type ServiceRegistration,
+} from './server.js';
+export { runMain, serve, type ServeOptions } from './process.js';

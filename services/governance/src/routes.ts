@@ -1,0 +1,8 @@
+import { GovernanceService } from '@engram/contracts/governance';
+import { registration, type ServiceRegistration } from '@engram/runtime';
+import { createGovernanceService, type GovernanceDeps } from './governance-service.js';
+
+/** The services this package mounts on a server (its own process, or the all-in-one). */
+export function governanceRoutes(deps: GovernanceDeps): ServiceRegistration[] {
+  return [registration(GovernanceService, createGovernanceService(deps))];
+}

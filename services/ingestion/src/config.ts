@@ -1,0 +1,11 @@
+import { parseEnv, serviceEnvSchema, type ServiceEnv } from '@engram/runtime';
+
+/** Port of the ingestion service when it runs as its own process (`ENGRAM_PORT` overrides). */
+export const DEFAULT_PORT = 50062;
+
+export type IngestionConfig = ServiceEnv;
+
+/** Parses the environment once, at start; a bad variable fails with its name. */
+export function loadConfig(env: Readonly<Record<string, string | undefined>>): IngestionConfig {
+  return parseEnv(serviceEnvSchema(DEFAULT_PORT), env);
+}
