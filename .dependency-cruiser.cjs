@@ -30,7 +30,7 @@ module.exports = {
       name: 'services-do-not-import-each-other',
       severity: 'error',
       comment: 'Services share no in-process state; they call each other through generated clients.',
-      from: { path: '^services/([^/]+)/' },
+      from: { path: '^services/(?!all-in-one/)([^/]+)/' },
       to: { path: '^services/', pathNot: '^services/$1/' },
     },
     {
@@ -43,9 +43,13 @@ module.exports = {
     {
       name: 'no-deep-imports-into-libs',
       severity: 'error',
-      comment: 'Libraries expose one deliberate entry point (package exports); reach inside only from within.',
+      comment:
+        'Libraries expose one deliberate entry point (package exports); reach inside only from within.',
       from: { path: '^(libs|services)/([^/]+)/' },
-      to: { path: '^libs/([^/]+)/src/', pathNot: ['^libs/$2/', '^libs/[^/]+/src/index\\.ts$', '^libs/contracts/src/[a-z]+\\.ts$'] },
+      to: {
+        path: '^libs/([^/]+)/src/',
+        pathNot: ['^libs/$2/', '^libs/[^/]+/src/index\\.ts$', '^libs/contracts/src/[a-z]+\\.ts$'],
+      },
     },
     {
       name: 'not-to-unresolvable',

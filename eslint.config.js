@@ -17,7 +17,10 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
       '@typescript-eslint/no-import-type-side-effects': 'error',
       '@typescript-eslint/prefer-nullish-coalescing': 'error',
-      '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true }],
+      '@typescript-eslint/restrict-template-expressions': [
+        'error',
+        { allowNumber: true, allowBoolean: true },
+      ],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'no-console': 'error',
       eqeqeq: ['error', 'always'],
@@ -29,6 +32,8 @@ export default tseslint.config(
       '@typescript-eslint/no-non-null-assertion': 'off',
       // Test doubles are often async generators or handlers that need not await.
       '@typescript-eslint/require-await': 'off',
+      // Test helpers type dynamic grpc-js responses by the caller's expectation.
+      '@typescript-eslint/no-unnecessary-type-parameters': 'off',
       'no-console': 'off',
     },
   },

@@ -57,14 +57,17 @@ export async function serve(options: ServeOptions): Promise<{ server: EngramServ
  * any other start-up failure exits 1.
  */
 export function runMain(main: () => Promise<unknown>): void {
-  main().catch((error: unknown) => {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`engram: ${error.message}\n`);
-      process.exit(2);
-    }
-    process.stderr.write(
-      `engram: failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
-    process.exit(1);
-  });
+  // `then` also catches a synchronous throw (e.g. configuration parsed inside `main`).
+  Promise.resolve()
+    .then(main)
+    .catch((error: unknown) => {
+      if (error instanceof ConfigError) {
+        process.stderr.write(`engram: ${error.message}\n`);
+        process.exit(2);
+      }
+      process.stderr.write(
+        `engram: failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+      );
+      process.exit(1);
+    });
 }

@@ -114,7 +114,16 @@ export async function startServer(options: ServerOptions): Promise<EngramServer>
     maxTimeoutMs: options.limits.maxTimeoutMs,
     shutdownSignal: shutdownController.signal,
   });
-  const server = http2.createServer({}, handler);
+  // Responses in flight, so that shutdown drains calls rather than waiting for clients to hang
+  // up. A call is over once its handler has ended the response (`writableEnded`), even if the
+  // client is still sending an oversized request it will never finish.
+  const active = new Set<http2.Http2ServerResponse>();
+  const server = http2.createServer({}, (req, res) => {
+    active.add(res);
+    req.stream.once('close', () => active.delete(res));
+    handler(req, res);
+  });
+  const callsDone = () => [...active].every((res) => res.writableEnded);
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on('session', (session) => {
     sessions.add(session);
@@ -145,14 +154,24 @@ export async function startServer(options: ServerOptions): Promise<EngramServer>
           resolve();
         }),
       );
+      // GOAWAY: clients open no new streams here; in-flight calls go on.
       for (const session of sessions) session.close();
+      const drained = new Promise<'drained'>((resolve) => {
+        const poll = setInterval(() => {
+          if (callsDone()) {
+            clearInterval(poll);
+            resolve('drained');
+          }
+        }, 20);
+        poll.unref();
+      });
       const graceOver = new Promise<'timeout'>((resolve) =>
         setTimeout(() => {
           resolve('timeout');
         }, options.shutdownGraceMs).unref(),
       );
-      if ((await Promise.race([closed, graceOver])) === 'timeout') {
-        options.logger.warn({ openSessions: sessions.size }, 'grace period over: cancelling in-flight calls');
+      if ((await Promise.race([drained, graceOver])) === 'timeout') {
+        options.logger.warn({ inFlight: active.size }, 'grace period over: cancelling in-flight calls');
         shutdownController.abort(
           new ConnectError('server is shutting down', Code.Unavailable, undefined, [
             {
@@ -161,11 +180,11 @@ export async function startServer(options: ServerOptions): Promise<EngramServer>
             },
           ]),
         );
-        // Give cancelled handlers a moment to send their status, then cut the connections.
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        for (const session of sessions) session.destroy();
-        await closed;
+        // Give cancelled handlers a moment to send their status before connections are cut.
+        await Promise.race([drained, new Promise((resolve) => setTimeout(resolve, 200))]);
       }
+      for (const session of sessions) session.destroy();
+      await closed;
     })();
     return closing;
   };

@@ -92,7 +92,7 @@ export enum ErrorReason {
 
   /**
    * The caller may not create or see items of the requested scope (e.g. ORG scope for an org the
-   * caller is not a member of, PLATFORM without the platform role). Metadata: `scope`, `org_id`.
+   * caller is not a member of, PLATFORM without the `platform` role). Metadata: `scope`, `org_id`.
    *
    * @generated from enum value: ERROR_REASON_SCOPE_NOT_ALLOWED = 20;
    */
@@ -178,8 +178,9 @@ export enum ErrorReason {
   REQUEST_ID_REUSED = 48,
 
   /**
-   * The context budget cannot hold even the mandatory parts (the latest user message).
-   * Metadata: `required_tokens`, `budget_tokens`.
+   * The context budget cannot hold even the mandatory parts (the client's system prompt, the
+   * latest user message and the fixed chat-format overhead). Metadata: `required_tokens`,
+   * `budget_tokens`.
    *
    * @generated from enum value: ERROR_REASON_BUDGET_TOO_SMALL = 49;
    */
@@ -208,7 +209,9 @@ export enum ErrorReason {
   RESOURCE_ALREADY_EXISTS = 61,
 
   /**
-   * [ABORTED] The request's `etag` does not match the resource's current etag: re-read and retry.
+   * [ABORTED] The request's `etag` does not match the resource's current etag, or another
+   * optimistic-concurrency precondition failed (e.g. ingestion's `expected_last_sequence` on
+   * append, or context `Chat` finding a message appended meanwhile): re-read and retry.
    * Metadata: `name`.
    *
    * @generated from enum value: ERROR_REASON_ETAG_MISMATCH = 62;
@@ -276,7 +279,8 @@ export enum ErrorReason {
 
   /**
    * [UNAVAILABLE] A backing dependency cannot be reached; retry with backoff.
-   * Metadata: `dependency` (`mysql`, `sqlite`, `qdrant`, `model`, or a service name).
+   * Metadata: `dependency` (`mysql`, `sqlite`, `qdrant`, `model`, or a service name:
+   * `governance`, `ingestion`, `retrieval`, `context`).
    *
    * @generated from enum value: ERROR_REASON_DEPENDENCY_UNAVAILABLE = 100;
    */
@@ -297,7 +301,7 @@ export enum ErrorReason {
   DEADLINE_EXCEEDED = 102,
 
   /**
-   * [CANCELED] The client cancelled the call.
+   * [CANCELLED] The client cancelled the call.
    *
    * @generated from enum value: ERROR_REASON_CANCELLED = 103;
    */

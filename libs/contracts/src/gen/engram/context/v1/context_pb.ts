@@ -4,6 +4,8 @@
 
 import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import type { ToolCall } from "../../common/v1/tool_call_pb.js";
+import { file_engram_common_v1_tool_call } from "../../common/v1/tool_call_pb.js";
 import { file_google_api_field_behavior } from "../../../google/api/field_behavior_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
@@ -13,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file engram/context/v1/context.proto.
  */
 export const file_engram_context_v1_context: GenFile = /*@__PURE__*/
-  fileDesc("Ch9lbmdyYW0vY29udGV4dC92MS9jb250ZXh0LnByb3RvEhFlbmdyYW0uY29udGV4dC52MSKlAQoLVG9rZW5CdWRnZXQSGgoMdG90YWxfdG9rZW5zGAEgASgFQgTiQQECEikKFnJlc2VydmVkX291dHB1dF90b2tlbnMYAiABKAVCBOJBAQFIAIgBARI0CgZsYXllcnMYAyADKAsyHi5lbmdyYW0uY29udGV4dC52MS5MYXllckJ1ZGdldEIE4kEBAUIZChdfcmVzZXJ2ZWRfb3V0cHV0X3Rva2VucyKVAQoLTGF5ZXJCdWRnZXQSNAoFbGF5ZXIYASABKA4yHy5lbmdyYW0uY29udGV4dC52MS5Db250ZXh0TGF5ZXJCBOJBAQISGAoFc2hhcmUYAiABKAFCBOJBAQFIAIgBARIdCgptYXhfdG9rZW5zGAMgASgFQgTiQQEBSAGIAQFCCAoGX3NoYXJlQg0KC19tYXhfdG9rZW5zIoUBCgtDaGF0TWVzc2FnZRIvCgRyb2xlGAEgASgOMhsuZW5ncmFtLmNvbnRleHQudjEuQ2hhdFJvbGVCBOJBAQMSFQoHY29udGVudBgCIAEoCUIE4kEBAxISCgRuYW1lGAMgASgJQgTiQQEDEhoKDHRvb2xfY2FsbF9pZBgEIAEoCUIE4kEBAyJOCghUb29sQ2FsbBIQCgJpZBgBIAEoCUIE4kEBAxISCgRuYW1lGAIgASgJQgTiQQEDEhwKDmFyZ3VtZW50c19qc29uGAMgASgJQgTiQQEDImYKD1Rvb2xEZXNjcmlwdGlvbhISCgRuYW1lGAEgASgJQgTiQQECEhkKC2Rlc2NyaXB0aW9uGAIgASgJQgTiQQEBEiQKFnBhcmFtZXRlcnNfanNvbl9zY2hlbWEYAyABKAlCBOJBAQEi1QIKCVRyYWNlSXRlbRIQCgJpZBgBIAEoCUIE4kEBAxI0CgRraW5kGAIgASgOMiAuZW5ncmFtLmNvbnRleHQudjEuVHJhY2VJdGVtS2luZEIE4kEBAxI0CgVsYXllchgDIAEoDjIfLmVuZ3JhbS5jb250ZXh0LnYxLkNvbnRleHRMYXllckIE4kEBAxIUCgZ0b2tlbnMYBCABKAVCBOJBAQMSGAoFc2NvcmUYBSABKAFCBOJBAQNIAIgBARIdCgpjb25maWRlbmNlGAYgASgBQgTiQQEDSAGIAQESFgoIaW5jbHVkZWQYByABKAhCBOJBAQMSNAoGcmVhc29uGAggASgOMh4uZW5ncmFtLmNvbnRleHQudjEuVHJhY2VSZWFzb25CBOJBAQMSFAoGZGV0YWlsGAkgASgJQgTiQQEDQggKBl9zY29yZUINCgtfY29uZmlkZW5jZSK4AgoKTGF5ZXJVc2FnZRI0CgVsYXllchgBIAEoDjIfLmVuZ3JhbS5jb250ZXh0LnYxLkNvbnRleHRMYXllckIE4kEBAxI0CgZzdGF0dXMYAiABKA4yHi5lbmdyYW0uY29udGV4dC52MS5MYXllclN0YXR1c0IE4kEBAxITCgVzaGFyZRgDIAEoAUIE4kEBAxIgChJiYXNlX2J1ZGdldF90b2tlbnMYBCABKAVCBOJBAQMSGwoNYnVkZ2V0X3Rva2VucxgFIAEoBUIE4kEBAxIZCgt1c2VkX3Rva2VucxgGIAEoBUIE4kEBAxIcCg5pdGVtc19pbmNsdWRlZBgHIAEoBUIE4kEBAxIbCg1pdGVtc19kcm9wcGVkGAggASgFQgTiQQEDEhQKBmRldGFpbBgJIAEoCUIE4kEBAyLfAQoNVG9rZW5pemVySW5mbxITCgVtb2RlbBgBIAEoCUIE4kEBAxIWCghlbmNvZGluZxgCIAEoCUIE4kEBAxIZCgthcHByb3hpbWF0ZRgDIAEoCEIE4kEBAxIbCg1zYWZldHlfZmFjdG9yGAQgASgBQgTiQQEDEiAKEnRva2Vuc19wZXJfbWVzc2FnZRgFIAEoBUIE4kEBAxIiChRyZXBseV9wcmltaW5nX3Rva2VucxgGIAEoBUIE4kEBAxIjChVjb250ZXh0X3dpbmRvd190b2tlbnMYByABKAVCBOJBAQMi9wEKCEtleVBvaW50EhAKAmlkGAEgASgJQgTiQQEBEhIKBHRleHQYAiABKAlCBOJBAQISHQoPc291cmNlX21lc3NhZ2VzGAMgAygJQgTiQQEBEjgKBm9yaWdpbhgEIAEoDjIiLmVuZ3JhbS5jb250ZXh0LnYxLlN0YXRlSXRlbU9yaWdpbkIE4kEBAxI1CgtjcmVhdGVfdGltZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBOJBAQMSNQoLdXBkYXRlX3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgTiQQEDIscCCghPcGVuTG9vcBIQCgJpZBgBIAEoCUIE4kEBARISCgR0ZXh0GAIgASgJQgTiQQECEh0KD3NvdXJjZV9tZXNzYWdlcxgDIAMoCUIE4kEBARIWCghyZXNvbHZlZBgEIAEoCEIE4kEBARI4CgZvcmlnaW4YBSABKA4yIi5lbmdyYW0uY29udGV4dC52MS5TdGF0ZUl0ZW1PcmlnaW5CBOJBAQMSNQoLY3JlYXRlX3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgTiQQEDEjUKC3VwZGF0ZV90aW1lGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIE4kEBAxI2CgxyZXNvbHZlX3RpbWUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgTiQQEDIqAECgxTZXNzaW9uU3RhdGUSDAoEbmFtZRgBIAEoCRIVCgdzdW1tYXJ5GAIgASgJQgTiQQEBEiEKE3N1bW1hcnlfdG9rZW5fY291bnQYAyABKAVCBOJBAQMSNQoKa2V5X3BvaW50cxgEIAMoCzIbLmVuZ3JhbS5jb250ZXh0LnYxLktleVBvaW50QgTiQQEBEjUKCm9wZW5fbG9vcHMYBSADKAsyGy5lbmdyYW0uY29udGV4dC52MS5PcGVuTG9vcEIE4kEBARIoChpjb21wYWN0ZWRfdGhyb3VnaF9zZXF1ZW5jZRgGIAEoA0IE4kEBAxIlChdjb21wYWN0ZWRfbWVzc2FnZV9jb3VudBgHIAEoA0IE4kEBAxInChl1bmNvbXBhY3RlZF9tZXNzYWdlX2NvdW50GAggASgDQgTiQQEDEiAKEnVuY29tcGFjdGVkX3Rva2VucxgJIAEoA0IE4kEBAxIcCg5zdW1tYXJ5X21lbW9yeRgKIAEoCUIE4kEBAxI+ChRsYXN0X2NvbXBhY3Rpb25fdGltZRgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBOJBAQMSNQoLdXBkYXRlX3RpbWUYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgTiQQEDEhIKBGV0YWcYDSABKAlCBOJBAQESFQoHdmVyc2lvbhgOIAEoA0IE4kEBAyL9AQoQQ29tcGFjdGlvblBvbGljeRIjChB0aHJlc2hvbGRfdG9rZW5zGAEgASgFQgTiQQEBSACIAQESJAoRa2VlcF9yZWNlbnRfdHVybnMYAiABKAVCBOJBAQFIAYgBARIlChJzdW1tYXJ5X21heF90b2tlbnMYAyABKAVCBOJBAQFIAogBARI1CgRtb2RlGAQgASgOMiEuZW5ncmFtLmNvbnRleHQudjEuQ29tcGFjdGlvbk1vZGVCBOJBAQFCEwoRX3RocmVzaG9sZF90b2tlbnNCFAoSX2tlZXBfcmVjZW50X3R1cm5zQhUKE19zdW1tYXJ5X21heF90b2tlbnMq0AIKDENvbnRleHRMYXllchIdChlDT05URVhUX0xBWUVSX1VOU1BFQ0lGSUVEEAASHwobQ09OVEVYVF9MQVlFUl9TWVNURU1fUFJPTVBUEAESHAoYQ09OVEVYVF9MQVlFUl9LRVlfUE9JTlRTEAISHAoYQ09OVEVYVF9MQVlFUl9PUEVOX0xPT1BTEAMSIQodQ09OVEVYVF9MQVlFUl9TRVNTSU9OX1NVTU1BUlkQBBIhCh1DT05URVhUX0xBWUVSX0VWRVJHUkVFTl9GQUNUUxAFEiUKIUNPTlRFWFRfTEFZRVJfUkVUUklFVkVEX0tOT1dMRURHRRAGEh4KGkNPTlRFWFRfTEFZRVJfUkVDRU5UX1RVUk5TEAcSFwoTQ09OVEVYVF9MQVlFUl9UT09MUxAIEh4KGkNPTlRFWFRfTEFZRVJfVVNFUl9NRVNTQUdFEAkqcAoNVG9vbFJlbmRlcmluZxIeChpUT09MX1JFTkRFUklOR19VTlNQRUNJRklFRBAAEhwKGFRPT0xfUkVOREVSSU5HX1BBUkFNRVRFUhABEiEKHVRPT0xfUkVOREVSSU5HX1NZU1RFTV9NRVNTQUdFEAIqfAoIQ2hhdFJvbGUSGQoVQ0hBVF9ST0xFX1VOU1BFQ0lGSUVEEAASFAoQQ0hBVF9ST0xFX1NZU1RFTRABEhIKDkNIQVRfUk9MRV9VU0VSEAISFwoTQ0hBVF9ST0xFX0FTU0lTVEFOVBADEhIKDkNIQVRfUk9MRV9UT09MEAQq1gIKDVRyYWNlSXRlbUtpbmQSHwobVFJBQ0VfSVRFTV9LSU5EX1VOU1BFQ0lGSUVEEAASIQodVFJBQ0VfSVRFTV9LSU5EX1NZU1RFTV9QUk9NUFQQARIdChlUUkFDRV9JVEVNX0tJTkRfS0VZX1BPSU5UEAISHQoZVFJBQ0VfSVRFTV9LSU5EX09QRU5fTE9PUBADEhsKF1RSQUNFX0lURU1fS0lORF9TVU1NQVJZEAQSGgoWVFJBQ0VfSVRFTV9LSU5EX01FTU9SWRAFEhkKFVRSQUNFX0lURU1fS0lORF9DSFVOSxAGEhkKFVRSQUNFX0lURU1fS0lORF9ST1VORBAHEhgKFFRSQUNFX0lURU1fS0lORF9UVVJOEAgSGAoUVFJBQ0VfSVRFTV9LSU5EX1RPT0wQCRIgChxUUkFDRV9JVEVNX0tJTkRfVVNFUl9NRVNTQUdFEAoq8AIKC1RyYWNlUmVhc29uEhwKGFRSQUNFX1JFQVNPTl9VTlNQRUNJRklFRBAAEhkKFVRSQUNFX1JFQVNPTl9JTkNMVURFRBABEhoKFlRSQUNFX1JFQVNPTl9UUlVOQ0FURUQQAhIlCiFUUkFDRV9SRUFTT05fRFJPUFBFRF9MQVlFUl9CVURHRVQQAxIlCiFUUkFDRV9SRUFTT05fRFJPUFBFRF9UT1RBTF9CVURHRVQQBBIoCiRUUkFDRV9SRUFTT05fRFJPUFBFRF9CRUxPV19USFJFU0hPTEQQBRInCiNUUkFDRV9SRUFTT05fRFJPUFBFRF9MT1dfQ09ORklERU5DRRAGEiIKHlRSQUNFX1JFQVNPTl9EUk9QUEVEX0RVUExJQ0FURRAHEh4KGlRSQUNFX1JFQVNPTl9EUk9QUEVEX1RPUF9LEAgSJwojVFJBQ0VfUkVBU09OX0RST1BQRURfTEFZRVJfRElTQUJMRUQQCSqRAQoLTGF5ZXJTdGF0dXMSHAoYTEFZRVJfU1RBVFVTX1VOU1BFQ0lGSUVEEAASEwoPTEFZRVJfU1RBVFVTX09LEAESFgoSTEFZRVJfU1RBVFVTX0VNUFRZEAISGQoVTEFZRVJfU1RBVFVTX0RJU0FCTEVEEAMSHAoYTEFZRVJfU1RBVFVTX1VOQVZBSUxBQkxFEAQqdAoPU3RhdGVJdGVtT3JpZ2luEiEKHVNUQVRFX0lURU1fT1JJR0lOX1VOU1BFQ0lGSUVEEAASIAocU1RBVEVfSVRFTV9PUklHSU5fQ09NUEFDVElPThABEhwKGFNUQVRFX0lURU1fT1JJR0lOX0NMSUVOVBACKoMBCg5Db21wYWN0aW9uTW9kZRIfChtDT01QQUNUSU9OX01PREVfVU5TUEVDSUZJRUQQABIYChRDT01QQUNUSU9OX01PREVfQVVUTxABEhkKFUNPTVBBQ1RJT05fTU9ERV9NT0RFTBACEhsKF0NPTVBBQ1RJT05fTU9ERV9PRkZMSU5FEANiBnByb3RvMw", [file_google_api_field_behavior, file_google_protobuf_timestamp]);
+  fileDesc("Ch9lbmdyYW0vY29udGV4dC92MS9jb250ZXh0LnByb3RvEhFlbmdyYW0uY29udGV4dC52MSKlAQoLVG9rZW5CdWRnZXQSGgoMdG90YWxfdG9rZW5zGAEgASgFQgTiQQECEikKFnJlc2VydmVkX291dHB1dF90b2tlbnMYAiABKAVCBOJBAQFIAIgBARI0CgZsYXllcnMYAyADKAsyHi5lbmdyYW0uY29udGV4dC52MS5MYXllckJ1ZGdldEIE4kEBAUIZChdfcmVzZXJ2ZWRfb3V0cHV0X3Rva2VucyKVAQoLTGF5ZXJCdWRnZXQSNAoFbGF5ZXIYASABKA4yHy5lbmdyYW0uY29udGV4dC52MS5Db250ZXh0TGF5ZXJCBOJBAQISGAoFc2hhcmUYAiABKAFCBOJBAQFIAIgBARIdCgptYXhfdG9rZW5zGAMgASgFQgTiQQEBSAGIAQFCCAoGX3NoYXJlQg0KC19tYXhfdG9rZW5zIrsBCgtDaGF0TWVzc2FnZRIvCgRyb2xlGAEgASgOMhsuZW5ncmFtLmNvbnRleHQudjEuQ2hhdFJvbGVCBOJBAQMSFQoHY29udGVudBgCIAEoCUIE4kEBAxISCgRuYW1lGAMgASgJQgTiQQEDEhoKDHRvb2xfY2FsbF9pZBgEIAEoCUIE4kEBAxI0Cgp0b29sX2NhbGxzGAUgAygLMhouZW5ncmFtLmNvbW1vbi52MS5Ub29sQ2FsbEIE4kEBAyJmCg9Ub29sRGVzY3JpcHRpb24SEgoEbmFtZRgBIAEoCUIE4kEBAhIZCgtkZXNjcmlwdGlvbhgCIAEoCUIE4kEBARIkChZwYXJhbWV0ZXJzX2pzb25fc2NoZW1hGAMgASgJQgTiQQEBItUCCglUcmFjZUl0ZW0SEAoCaWQYASABKAlCBOJBAQMSNAoEa2luZBgCIAEoDjIgLmVuZ3JhbS5jb250ZXh0LnYxLlRyYWNlSXRlbUtpbmRCBOJBAQMSNAoFbGF5ZXIYAyABKA4yHy5lbmdyYW0uY29udGV4dC52MS5Db250ZXh0TGF5ZXJCBOJBAQMSFAoGdG9rZW5zGAQgASgFQgTiQQEDEhgKBXNjb3JlGAUgASgBQgTiQQEDSACIAQESHQoKY29uZmlkZW5jZRgGIAEoAUIE4kEBA0gBiAEBEhYKCGluY2x1ZGVkGAcgASgIQgTiQQEDEjQKBnJlYXNvbhgIIAEoDjIeLmVuZ3JhbS5jb250ZXh0LnYxLlRyYWNlUmVhc29uQgTiQQEDEhQKBmRldGFpbBgJIAEoCUIE4kEBA0IICgZfc2NvcmVCDQoLX2NvbmZpZGVuY2UiuAIKCkxheWVyVXNhZ2USNAoFbGF5ZXIYASABKA4yHy5lbmdyYW0uY29udGV4dC52MS5Db250ZXh0TGF5ZXJCBOJBAQMSNAoGc3RhdHVzGAIgASgOMh4uZW5ncmFtLmNvbnRleHQudjEuTGF5ZXJTdGF0dXNCBOJBAQMSEwoFc2hhcmUYAyABKAFCBOJBAQMSIAoSYmFzZV9idWRnZXRfdG9rZW5zGAQgASgFQgTiQQEDEhsKDWJ1ZGdldF90b2tlbnMYBSABKAVCBOJBAQMSGQoLdXNlZF90b2tlbnMYBiABKAVCBOJBAQMSHAoOaXRlbXNfaW5jbHVkZWQYByABKAVCBOJBAQMSGwoNaXRlbXNfZHJvcHBlZBgIIAEoBUIE4kEBAxIUCgZkZXRhaWwYCSABKAlCBOJBAQMi3wEKDVRva2VuaXplckluZm8SEwoFbW9kZWwYASABKAlCBOJBAQMSFgoIZW5jb2RpbmcYAiABKAlCBOJBAQMSGQoLYXBwcm94aW1hdGUYAyABKAhCBOJBAQMSGwoNc2FmZXR5X2ZhY3RvchgEIAEoAUIE4kEBAxIgChJ0b2tlbnNfcGVyX21lc3NhZ2UYBSABKAVCBOJBAQMSIgoUcmVwbHlfcHJpbWluZ190b2tlbnMYBiABKAVCBOJBAQMSIwoVY29udGV4dF93aW5kb3dfdG9rZW5zGAcgASgFQgTiQQEDIvcBCghLZXlQb2ludBIQCgJpZBgBIAEoCUIE4kEBARISCgR0ZXh0GAIgASgJQgTiQQECEh0KD3NvdXJjZV9tZXNzYWdlcxgDIAMoCUIE4kEBARI4CgZvcmlnaW4YBCABKA4yIi5lbmdyYW0uY29udGV4dC52MS5TdGF0ZUl0ZW1PcmlnaW5CBOJBAQMSNQoLY3JlYXRlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgTiQQEDEjUKC3VwZGF0ZV90aW1lGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIE4kEBAyLHAgoIT3Blbkxvb3ASEAoCaWQYASABKAlCBOJBAQESEgoEdGV4dBgCIAEoCUIE4kEBAhIdCg9zb3VyY2VfbWVzc2FnZXMYAyADKAlCBOJBAQESFgoIcmVzb2x2ZWQYBCABKAhCBOJBAQESOAoGb3JpZ2luGAUgASgOMiIuZW5ncmFtLmNvbnRleHQudjEuU3RhdGVJdGVtT3JpZ2luQgTiQQEDEjUKC2NyZWF0ZV90aW1lGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIE4kEBAxI1Cgt1cGRhdGVfdGltZRgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBOJBAQMSNgoMcmVzb2x2ZV90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIE4kEBAyKmBAoMU2Vzc2lvblN0YXRlEhIKBG5hbWUYASABKAlCBOJBAQMSFQoHc3VtbWFyeRgCIAEoCUIE4kEBARIhChNzdW1tYXJ5X3Rva2VuX2NvdW50GAMgASgFQgTiQQEDEjUKCmtleV9wb2ludHMYBCADKAsyGy5lbmdyYW0uY29udGV4dC52MS5LZXlQb2ludEIE4kEBARI1CgpvcGVuX2xvb3BzGAUgAygLMhsuZW5ncmFtLmNvbnRleHQudjEuT3Blbkxvb3BCBOJBAQESKAoaY29tcGFjdGVkX3Rocm91Z2hfc2VxdWVuY2UYBiABKANCBOJBAQMSJQoXY29tcGFjdGVkX21lc3NhZ2VfY291bnQYByABKANCBOJBAQMSJwoZdW5jb21wYWN0ZWRfbWVzc2FnZV9jb3VudBgIIAEoA0IE4kEBAxIgChJ1bmNvbXBhY3RlZF90b2tlbnMYCSABKANCBOJBAQMSHAoOc3VtbWFyeV9tZW1vcnkYCiABKAlCBOJBAQMSPgoUbGFzdF9jb21wYWN0aW9uX3RpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgTiQQEDEjUKC3VwZGF0ZV90aW1lGAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIE4kEBAxISCgRldGFnGA0gASgJQgTiQQEBEhUKB3ZlcnNpb24YDiABKANCBOJBAQMi/QEKEENvbXBhY3Rpb25Qb2xpY3kSIwoQdGhyZXNob2xkX3Rva2VucxgBIAEoBUIE4kEBAUgAiAEBEiQKEWtlZXBfcmVjZW50X3R1cm5zGAIgASgFQgTiQQEBSAGIAQESJQoSc3VtbWFyeV9tYXhfdG9rZW5zGAMgASgFQgTiQQEBSAKIAQESNQoEbW9kZRgEIAEoDjIhLmVuZ3JhbS5jb250ZXh0LnYxLkNvbXBhY3Rpb25Nb2RlQgTiQQEBQhMKEV90aHJlc2hvbGRfdG9rZW5zQhQKEl9rZWVwX3JlY2VudF90dXJuc0IVChNfc3VtbWFyeV9tYXhfdG9rZW5zKtACCgxDb250ZXh0TGF5ZXISHQoZQ09OVEVYVF9MQVlFUl9VTlNQRUNJRklFRBAAEh8KG0NPTlRFWFRfTEFZRVJfU1lTVEVNX1BST01QVBABEhwKGENPTlRFWFRfTEFZRVJfS0VZX1BPSU5UUxACEhwKGENPTlRFWFRfTEFZRVJfT1BFTl9MT09QUxADEiEKHUNPTlRFWFRfTEFZRVJfU0VTU0lPTl9TVU1NQVJZEAQSIQodQ09OVEVYVF9MQVlFUl9FVkVSR1JFRU5fRkFDVFMQBRIlCiFDT05URVhUX0xBWUVSX1JFVFJJRVZFRF9LTk9XTEVER0UQBhIeChpDT05URVhUX0xBWUVSX1JFQ0VOVF9UVVJOUxAHEhcKE0NPTlRFWFRfTEFZRVJfVE9PTFMQCBIeChpDT05URVhUX0xBWUVSX1VTRVJfTUVTU0FHRRAJKnAKDVRvb2xSZW5kZXJpbmcSHgoaVE9PTF9SRU5ERVJJTkdfVU5TUEVDSUZJRUQQABIcChhUT09MX1JFTkRFUklOR19QQVJBTUVURVIQARIhCh1UT09MX1JFTkRFUklOR19TWVNURU1fTUVTU0FHRRACKnwKCENoYXRSb2xlEhkKFUNIQVRfUk9MRV9VTlNQRUNJRklFRBAAEhQKEENIQVRfUk9MRV9TWVNURU0QARISCg5DSEFUX1JPTEVfVVNFUhACEhcKE0NIQVRfUk9MRV9BU1NJU1RBTlQQAxISCg5DSEFUX1JPTEVfVE9PTBAEKtYCCg1UcmFjZUl0ZW1LaW5kEh8KG1RSQUNFX0lURU1fS0lORF9VTlNQRUNJRklFRBAAEiEKHVRSQUNFX0lURU1fS0lORF9TWVNURU1fUFJPTVBUEAESHQoZVFJBQ0VfSVRFTV9LSU5EX0tFWV9QT0lOVBACEh0KGVRSQUNFX0lURU1fS0lORF9PUEVOX0xPT1AQAxIbChdUUkFDRV9JVEVNX0tJTkRfU1VNTUFSWRAEEhoKFlRSQUNFX0lURU1fS0lORF9NRU1PUlkQBRIZChVUUkFDRV9JVEVNX0tJTkRfQ0hVTksQBhIZChVUUkFDRV9JVEVNX0tJTkRfUk9VTkQQBxIYChRUUkFDRV9JVEVNX0tJTkRfVFVSThAIEhgKFFRSQUNFX0lURU1fS0lORF9UT09MEAkSIAocVFJBQ0VfSVRFTV9LSU5EX1VTRVJfTUVTU0FHRRAKKvACCgtUcmFjZVJlYXNvbhIcChhUUkFDRV9SRUFTT05fVU5TUEVDSUZJRUQQABIZChVUUkFDRV9SRUFTT05fSU5DTFVERUQQARIaChZUUkFDRV9SRUFTT05fVFJVTkNBVEVEEAISJQohVFJBQ0VfUkVBU09OX0RST1BQRURfTEFZRVJfQlVER0VUEAMSJQohVFJBQ0VfUkVBU09OX0RST1BQRURfVE9UQUxfQlVER0VUEAQSKAokVFJBQ0VfUkVBU09OX0RST1BQRURfQkVMT1dfVEhSRVNIT0xEEAUSJwojVFJBQ0VfUkVBU09OX0RST1BQRURfTE9XX0NPTkZJREVOQ0UQBhIiCh5UUkFDRV9SRUFTT05fRFJPUFBFRF9EVVBMSUNBVEUQBxIeChpUUkFDRV9SRUFTT05fRFJPUFBFRF9UT1BfSxAIEicKI1RSQUNFX1JFQVNPTl9EUk9QUEVEX0xBWUVSX0RJU0FCTEVEEAkqkQEKC0xheWVyU3RhdHVzEhwKGExBWUVSX1NUQVRVU19VTlNQRUNJRklFRBAAEhMKD0xBWUVSX1NUQVRVU19PSxABEhYKEkxBWUVSX1NUQVRVU19FTVBUWRACEhkKFUxBWUVSX1NUQVRVU19ESVNBQkxFRBADEhwKGExBWUVSX1NUQVRVU19VTkFWQUlMQUJMRRAEKnQKD1N0YXRlSXRlbU9yaWdpbhIhCh1TVEFURV9JVEVNX09SSUdJTl9VTlNQRUNJRklFRBAAEiAKHFNUQVRFX0lURU1fT1JJR0lOX0NPTVBBQ1RJT04QARIcChhTVEFURV9JVEVNX09SSUdJTl9DTElFTlQQAiqDAQoOQ29tcGFjdGlvbk1vZGUSHwobQ09NUEFDVElPTl9NT0RFX1VOU1BFQ0lGSUVEEAASGAoUQ09NUEFDVElPTl9NT0RFX0FVVE8QARIZChVDT01QQUNUSU9OX01PREVfTU9ERUwQAhIbChdDT01QQUNUSU9OX01PREVfT0ZGTElORRADYgZwcm90bzM", [file_engram_common_v1_tool_call, file_google_api_field_behavior, file_google_protobuf_timestamp]);
 
 /**
  * How much of the context each layer may use.
@@ -153,10 +155,11 @@ export type ChatMessage = Message<"engram.context.v1.ChatMessage"> & {
   /**
    * The message text. For the composed system message, the rendered layers; for recent turns,
    * the stored message content (possibly truncated, see `TraceReason.TRACE_REASON_TRUNCATED`);
-   * for the last message, the latest user message verbatim. Never empty. At most 32,000
-   * characters for the user message and stored turns (a rendered tool result adds its short
-   * prefix); the composed system message has no fixed character limit (it is bounded by the
-   * token budget).
+   * for the last message, the latest user message verbatim. Never empty, except for an
+   * assistant message that carries `tool_calls` (a stored reply that only called tools; map it
+   * to a null or omitted chat-completions `content`). At most 32,000 characters for the user
+   * message and stored turns (a tool result rendered as text adds its short prefix); the
+   * composed system message has no fixed character limit (it is bounded by the token budget).
    *
    * @generated from field: string content = 2;
    */
@@ -164,8 +167,9 @@ export type ChatMessage = Message<"engram.context.v1.ChatMessage"> & {
 
   /**
    * The participant name (OpenAI `name`): for a recent turn, the stored message's
-   * `participant_name` (empty for rendered TOOL messages, whose name is in the content); empty
-   * for the composed system message and the latest user message. 1–64 characters of
+   * `participant_name`, except for stored TOOL messages (empty: chat-completions `tool`
+   * messages take no name, and a tool result rendered as text has the name in its content);
+   * empty for the composed system message and the latest user message. 1–64 characters of
    * `[A-Za-z0-9_-]` when set. A message with a name costs one more token of overhead.
    *
    * @generated from field: string name = 3;
@@ -173,12 +177,23 @@ export type ChatMessage = Message<"engram.context.v1.ChatMessage"> & {
   name: string;
 
   /**
-   * For `CHAT_ROLE_TOOL` messages, the id of the tool call the message answers; empty
-   * otherwise (always empty in v1, see CHAT_ROLE_TOOL).
+   * For CHAT_ROLE_TOOL messages, the id of the tool call the message answers (the stored TOOL
+   * message's `tool_call_id`, equal to the `id` of one of the `tool_calls` of the preceding
+   * assistant message); empty otherwise.
    *
    * @generated from field: string tool_call_id = 4;
    */
   toolCallId: string;
+
+  /**
+   * For CHAT_ROLE_ASSISTANT messages rendered from a stored ASSISTANT message with tool calls,
+   * the calls that a following CHAT_ROLE_TOOL message of the same context answers, in stored
+   * order (see CONTEXT_LAYER_RECENT_TURNS); empty otherwise. Maps to the chat-completions
+   * `tool_calls` (type `function`). Their names and arguments count toward the message's tokens.
+   *
+   * @generated from field: repeated engram.common.v1.ToolCall tool_calls = 5;
+   */
+  toolCalls: ToolCall[];
 };
 
 /**
@@ -187,44 +202,6 @@ export type ChatMessage = Message<"engram.context.v1.ChatMessage"> & {
  */
 export const ChatMessageSchema: GenMessage<ChatMessage> = /*@__PURE__*/
   messageDesc(file_engram_context_v1_context, 2);
-
-/**
- * A tool call made by the model in its reply (returned by `Chat`).
- *
- * @generated from message engram.context.v1.ToolCall
- */
-export type ToolCall = Message<"engram.context.v1.ToolCall"> & {
-  /**
-   * The call id chosen by the model endpoint (OpenAI `id`), referenced by the answering tool
-   * message's `tool_call_id`. 1–64 characters.
-   *
-   * @generated from field: string id = 1;
-   */
-  id: string;
-
-  /**
-   * The name of the called tool, as in `ToolDescription.name`.
-   *
-   * @generated from field: string name = 2;
-   */
-  name: string;
-
-  /**
-   * The call's arguments as the JSON text produced by the model (OpenAI
-   * `function.arguments`). Passed through verbatim: it is normally a JSON object but is not
-   * validated, since models occasionally produce invalid JSON. At most 32,000 characters.
-   *
-   * @generated from field: string arguments_json = 3;
-   */
-  argumentsJson: string;
-};
-
-/**
- * Describes the message engram.context.v1.ToolCall.
- * Use `create(ToolCallSchema)` to create a new message.
- */
-export const ToolCallSchema: GenMessage<ToolCall> = /*@__PURE__*/
-  messageDesc(file_engram_context_v1_context, 3);
 
 /**
  * A tool the model may call, supplied by the client (OpenAI `tools[].function`).
@@ -264,7 +241,7 @@ export type ToolDescription = Message<"engram.context.v1.ToolDescription"> & {
  * Use `create(ToolDescriptionSchema)` to create a new message.
  */
 export const ToolDescriptionSchema: GenMessage<ToolDescription> = /*@__PURE__*/
-  messageDesc(file_engram_context_v1_context, 4);
+  messageDesc(file_engram_context_v1_context, 3);
 
 /**
  * One candidate considered during assembly, included or not. Output only.
@@ -350,7 +327,7 @@ export type TraceItem = Message<"engram.context.v1.TraceItem"> & {
  * Use `create(TraceItemSchema)` to create a new message.
  */
 export const TraceItemSchema: GenMessage<TraceItem> = /*@__PURE__*/
-  messageDesc(file_engram_context_v1_context, 5);
+  messageDesc(file_engram_context_v1_context, 4);
 
 /**
  * Token accounting of one layer. Output only.
@@ -435,7 +412,7 @@ export type LayerUsage = Message<"engram.context.v1.LayerUsage"> & {
  * Use `create(LayerUsageSchema)` to create a new message.
  */
 export const LayerUsageSchema: GenMessage<LayerUsage> = /*@__PURE__*/
-  messageDesc(file_engram_context_v1_context, 6);
+  messageDesc(file_engram_context_v1_context, 5);
 
 /**
  * The tokenizer used to count tokens for an assembly. Output only.
@@ -510,7 +487,7 @@ export type TokenizerInfo = Message<"engram.context.v1.TokenizerInfo"> & {
  * Use `create(TokenizerInfoSchema)` to create a new message.
  */
 export const TokenizerInfoSchema: GenMessage<TokenizerInfo> = /*@__PURE__*/
-  messageDesc(file_engram_context_v1_context, 7);
+  messageDesc(file_engram_context_v1_context, 6);
 
 /**
  * A key point of a session: a decision taken or a conclusion confirmed in the conversation
@@ -571,7 +548,7 @@ export type KeyPoint = Message<"engram.context.v1.KeyPoint"> & {
  * Use `create(KeyPointSchema)` to create a new message.
  */
 export const KeyPointSchema: GenMessage<KeyPoint> = /*@__PURE__*/
-  messageDesc(file_engram_context_v1_context, 8);
+  messageDesc(file_engram_context_v1_context, 7);
 
 /**
  * An open loop of a session: a question not yet answered or an item still pending
@@ -648,7 +625,7 @@ export type OpenLoop = Message<"engram.context.v1.OpenLoop"> & {
  * Use `create(OpenLoopSchema)` to create a new message.
  */
 export const OpenLoopSchema: GenMessage<OpenLoop> = /*@__PURE__*/
-  messageDesc(file_engram_context_v1_context, 9);
+  messageDesc(file_engram_context_v1_context, 8);
 
 /**
  * The context service's state of one session: resource `sessions/{session}/state`, a singleton
@@ -665,8 +642,8 @@ export const OpenLoopSchema: GenMessage<OpenLoop> = /*@__PURE__*/
  */
 export type SessionState = Message<"engram.context.v1.SessionState"> & {
   /**
-   * The resource name, `sessions/{session}/state`. Set by the server; required in
-   * `UpdateSessionState` to say which state to update.
+   * The resource name, `sessions/{session}/state`. Output only (set by the server), except that
+   * `UpdateSessionState` requires it to say which state to update.
    *
    * @generated from field: string name = 1;
    */
@@ -683,8 +660,8 @@ export type SessionState = Message<"engram.context.v1.SessionState"> & {
   summary: string;
 
   /**
-   * The summary's length in tokens of the server's counting tokenizer (the one behind
-   * ingestion's `Message.token_count`; model independent). Output only.
+   * The summary's length in tokens of the server's model-independent counting tokenizer
+   * (`o200k_base`, as ingestion's `Message.token_count`). Output only.
    *
    * @generated from field: int32 summary_token_count = 3;
    */
@@ -717,7 +694,9 @@ export type SessionState = Message<"engram.context.v1.SessionState"> & {
    * The compaction mark: every message of the session with a `sequence` (ingestion's message
    * order, starting at 1) less than or equal to this value is compacted, i.e. represented by the
    * summary, key points and open loops, and no longer a RECENT_TURNS candidate. 0 when nothing
-   * is compacted. Only moves forward. Output only.
+   * is compacted. Only moves forward. Context owns the mark; after committing it, context
+   * mirrors it on ingestion's messages (their `compacted` flag) with ingestion
+   * `MarkMessagesCompacted`, so that flag may briefly lag this value. Output only.
    *
    * @generated from field: int64 compacted_through_sequence = 6;
    */
@@ -738,9 +717,10 @@ export type SessionState = Message<"engram.context.v1.SessionState"> & {
   uncompactedMessageCount: bigint;
 
   /**
-   * Sum of ingestion's `Message.token_count` (the server's counting tokenizer, model
-   * independent) over the messages after the compaction mark, computed when the state is read;
-   * this is what `CompactionPolicy.threshold_tokens` is compared with. Output only.
+   * Sum of ingestion's `Message.token_count` (model-independent `o200k_base` tokens) over the
+   * messages after the compaction mark, computed when the state is read; this is what
+   * `CompactionPolicy.threshold_tokens` is compared with. Context budgets recount the messages
+   * with the target model's tokenizer instead (see `TokenizerInfo`). Output only.
    *
    * @generated from field: int64 uncompacted_tokens = 9;
    */
@@ -793,7 +773,7 @@ export type SessionState = Message<"engram.context.v1.SessionState"> & {
  * Use `create(SessionStateSchema)` to create a new message.
  */
 export const SessionStateSchema: GenMessage<SessionState> = /*@__PURE__*/
-  messageDesc(file_engram_context_v1_context, 10);
+  messageDesc(file_engram_context_v1_context, 9);
 
 /**
  * When and how a session is compacted. Every field is optional; unset fields take the server
@@ -820,8 +800,9 @@ export type CompactionPolicy = Message<"engram.context.v1.CompactionPolicy"> & {
   keepRecentTurns?: number | undefined;
 
   /**
-   * The maximum length of the summary after a compaction, in tokens of the server's counting
-   * tokenizer. Default 800; 100–4,000. When the rolling summary would grow beyond it, its older
+   * The maximum length of the summary after a compaction, in tokens of the server's
+   * model-independent counting tokenizer (`o200k_base`, see `SessionState.summary_token_count`).
+   * Default 800; 100–4,000. When the rolling summary would grow beyond it, its older
    * parts are condensed further (model) or its least informative sentences dropped (offline).
    *
    * @generated from field: optional int32 summary_max_tokens = 3;
@@ -841,7 +822,7 @@ export type CompactionPolicy = Message<"engram.context.v1.CompactionPolicy"> & {
  * Use `create(CompactionPolicySchema)` to create a new message.
  */
 export const CompactionPolicySchema: GenMessage<CompactionPolicy> = /*@__PURE__*/
-  messageDesc(file_engram_context_v1_context, 11);
+  messageDesc(file_engram_context_v1_context, 10);
 
 /**
  * The layers of an assembled context, in assembly order: the order in which their content
@@ -859,7 +840,7 @@ export const CompactionPolicySchema: GenMessage<CompactionPolicy> = /*@__PURE__*
  */
 export enum ContextLayer {
   /**
-   * Not set. Never returned; rejected in `LayerBudget.layer` with FIELD_INVALID.
+   * Not set. Never returned; rejected in `LayerBudget.layer` with FIELD_REQUIRED.
    *
    * @generated from enum value: CONTEXT_LAYER_UNSPECIFIED = 0;
    */
@@ -920,12 +901,24 @@ export enum ContextLayer {
    * The most recent uncompacted messages of the session (those after
    * `SessionState.compacted_through_sequence`), oldest first, each as its own chat message (not
    * part of the system message). USER, ASSISTANT and SYSTEM messages keep their stored role.
-   * A stored TOOL message is rendered as a `system` message whose content starts with
-   * `Tool result (<participant_name>, call <tool_call_id>):` followed by the stored content,
-   * because stored assistant messages do not record the tool calls that a chat-completions
-   * `tool` message must answer. Turns are taken newest first until the layer's budget is used;
-   * the included turns are always a contiguous tail of the conversation (see
-   * `TraceReason`). At most the 200 newest uncompacted messages are considered; compact the
+   * Tool use is rendered so that the result is valid for a chat-completions call:
+   * - A stored TOOL message is rendered as a CHAT_ROLE_TOOL message with its `tool_call_id` when
+   *   the ASSISTANT message carrying that call (`tool_calls[].id`) is included in the same
+   *   context and only TOOL messages stand between the two. Otherwise (the call's message is
+   *   compacted, dropped, not found, or separated from it by other messages, or the TOOL
+   *   message has no `tool_call_id`) it is rendered as a CHAT_ROLE_SYSTEM message whose content
+   *   starts with `Tool result (<participant_name>, call <tool_call_id>):` followed by the stored
+   *   content.
+   * - A stored ASSISTANT message with tool calls is rendered with them
+   *   (`ChatMessage.tool_calls`), keeping only the calls answered by a CHAT_ROLE_TOOL message of
+   *   the same context, since chat-completions APIs reject a call without its result. If that
+   *   leaves the message with neither calls nor content, its content becomes a short note naming
+   *   the calls without results (wording not part of the contract), so that it is never empty.
+   * While the layer is filled, each such message is costed at the larger of its possible
+   * renderings, so choosing the rendering afterwards never exceeds the budget; the trace and
+   * usage report the tokens of the rendering used. Turns are taken newest first until the
+   * layer's budget is used; the included turns are always a contiguous tail of the conversation
+   * (see `TraceReason`). At most the 200 newest uncompacted messages are considered; compact the
    * session to keep the tail short.
    *
    * @generated from enum value: CONTEXT_LAYER_RECENT_TURNS = 7;
@@ -1011,7 +1004,8 @@ export enum ChatRole {
 
   /**
    * Instructions to the model (`system`): the composed context, the tools text, a stored system
-   * message of the session, or a rendered stored tool result (see CONTEXT_LAYER_RECENT_TURNS).
+   * message of the session, or a stored tool result that cannot be paired with its tool call,
+   * rendered as text (see CONTEXT_LAYER_RECENT_TURNS).
    *
    * @generated from enum value: CHAT_ROLE_SYSTEM = 1;
    */
@@ -1025,16 +1019,18 @@ export enum ChatRole {
   USER = 2,
 
   /**
-   * A reply of the model (`assistant`).
+   * A reply of the model (`assistant`), possibly with the tool calls it made
+   * (`ChatMessage.tool_calls`).
    *
    * @generated from enum value: CHAT_ROLE_ASSISTANT = 3;
    */
   ASSISTANT = 3,
 
   /**
-   * The result of a tool call (`tool`), answering a tool call of the preceding assistant
-   * message. Not produced by context assembly in v1 (see CONTEXT_LAYER_RECENT_TURNS); defined so
-   * that the role set matches chat-completions APIs.
+   * The result of a tool call (`tool`), answering by `ChatMessage.tool_call_id` one of the
+   * `tool_calls` of the nearest preceding assistant message (only tool messages stand between
+   * them). Produced for a stored TOOL message whose call's ASSISTANT message is included in the
+   * same context (see CONTEXT_LAYER_RECENT_TURNS).
    *
    * @generated from enum value: CHAT_ROLE_TOOL = 4;
    */

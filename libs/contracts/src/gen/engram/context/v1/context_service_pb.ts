@@ -6,7 +6,9 @@ import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobu
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { TokenUsage } from "../../common/v1/token_usage_pb.js";
 import { file_engram_common_v1_token_usage } from "../../common/v1/token_usage_pb.js";
-import type { ChatMessage, CompactionMode, CompactionPolicy, LayerUsage, SessionState, TokenBudget, TokenizerInfo, ToolCall, ToolDescription, ToolRendering, TraceItem } from "./context_pb.js";
+import type { ToolCall } from "../../common/v1/tool_call_pb.js";
+import { file_engram_common_v1_tool_call } from "../../common/v1/tool_call_pb.js";
+import type { ChatMessage, CompactionMode, CompactionPolicy, LayerUsage, SessionState, TokenBudget, TokenizerInfo, ToolDescription, ToolRendering, TraceItem } from "./context_pb.js";
 import { file_engram_context_v1_context } from "./context_pb.js";
 import type { SearchFilter, SearchOptions, SearchStats } from "../../retrieval/v1/search_pb.js";
 import { file_engram_retrieval_v1_search } from "../../retrieval/v1/search_pb.js";
@@ -19,7 +21,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file engram/context/v1/context_service.proto.
  */
 export const file_engram_context_v1_context_service: GenFile = /*@__PURE__*/
-  fileDesc("CidlbmdyYW0vY29udGV4dC92MS9jb250ZXh0X3NlcnZpY2UucHJvdG8SEWVuZ3JhbS5jb250ZXh0LnYxIusBChBLbm93bGVkZ2VPcHRpb25zEhMKBXF1ZXJ5GAEgASgJQgTiQQEBEjcKBmZpbHRlchgCIAEoCzIhLmVuZ3JhbS5yZXRyaWV2YWwudjEuU2VhcmNoRmlsdGVyQgTiQQEBEjkKB29wdGlvbnMYAyABKAsyIi5lbmdyYW0ucmV0cmlldmFsLnYxLlNlYXJjaE9wdGlvbnNCBOJBAQESGAoFdG9wX2sYBCABKAVCBOJBAQFIAIgBARIcCgltaW5fc2NvcmUYBSABKAFCBOJBAQFIAYgBAUIICgZfdG9wX2tCDAoKX21pbl9zY29yZSK6BAoTQnVpbGRDb250ZXh0UmVxdWVzdBIVCgdzZXNzaW9uGAEgASgJQgTiQQECEhoKDHVzZXJfbWVzc2FnZRgCIAEoCUIE4kEBAhITCgVtb2RlbBgDIAEoCUIE4kEBARI0CgZidWRnZXQYBCABKAsyHi5lbmdyYW0uY29udGV4dC52MS5Ub2tlbkJ1ZGdldEIE4kEBAhIbCg1zeXN0ZW1fcHJvbXB0GAUgASgJQgTiQQEBEjcKBXRvb2xzGAYgAygLMiIuZW5ncmFtLmNvbnRleHQudjEuVG9vbERlc2NyaXB0aW9uQgTiQQEBEj4KDnRvb2xfcmVuZGVyaW5nGAcgASgOMiAuZW5ncmFtLmNvbnRleHQudjEuVG9vbFJlbmRlcmluZ0IE4kEBARI8Cglrbm93bGVkZ2UYCCABKAsyIy5lbmdyYW0uY29udGV4dC52MS5Lbm93bGVkZ2VPcHRpb25zQgTiQQEBEisKGGV2ZXJncmVlbl9taW5fY29uZmlkZW5jZRgJIAEoAUIE4kEBAUgAiAEBEj0KCmNvbXBhY3Rpb24YCiABKAsyIy5lbmdyYW0uY29udGV4dC52MS5Db21wYWN0aW9uUG9saWN5QgTiQQEBEiAKDWluY2x1ZGVfdHJhY2UYCyABKAhCBOJBAQFIAYgBARIUCgZzdHJpY3QYDCABKAhCBOJBAQFCGwoZX2V2ZXJncmVlbl9taW5fY29uZmlkZW5jZUIQCg5faW5jbHVkZV90cmFjZSKTBQoUQnVpbGRDb250ZXh0UmVzcG9uc2USNgoIbWVzc2FnZXMYASADKAsyHi5lbmdyYW0uY29udGV4dC52MS5DaGF0TWVzc2FnZUIE4kEBAxIcCg5tZXNzYWdlX3Rva2VucxgCIAMoBUIE4kEBAxI3CgV0b29scxgDIAMoCzIiLmVuZ3JhbS5jb250ZXh0LnYxLlRvb2xEZXNjcmlwdGlvbkIE4kEBAxIaCgx0b3RhbF90b2tlbnMYBCABKAVCBOJBAQMSGwoNYnVkZ2V0X3Rva2VucxgFIAEoBUIE4kEBAxIdCg9vdmVyaGVhZF90b2tlbnMYBiABKAVCBOJBAQMSMwoGbGF5ZXJzGAcgAygLMh0uZW5ncmFtLmNvbnRleHQudjEuTGF5ZXJVc2FnZUIE4kEBAxIxCgV0cmFjZRgIIAMoCzIcLmVuZ3JhbS5jb250ZXh0LnYxLlRyYWNlSXRlbUIE4kEBAxI5Cgl0b2tlbml6ZXIYCSABKAsyIC5lbmdyYW0uY29udGV4dC52MS5Ub2tlbml6ZXJJbmZvQgTiQQEDEiQKFmNvbXBhY3Rpb25fcmVjb21tZW5kZWQYCiABKAhCBOJBAQMSIAoSdW5jb21wYWN0ZWRfdG9rZW5zGAsgASgDQgTiQQEDEicKGXVuY29tcGFjdGVkX21lc3NhZ2VfY291bnQYDCABKANCBOJBAQMSGwoNc3RhdGVfdmVyc2lvbhgNIAEoA0IE4kEBAxIbCg1sYXN0X3NlcXVlbmNlGA4gASgDQgTiQQEDEkYKFmtub3dsZWRnZV9zZWFyY2hfc3RhdHMYDyABKAsyIC5lbmdyYW0ucmV0cmlldmFsLnYxLlNlYXJjaFN0YXRzQgTiQQEDIrcBChFHZW5lcmF0aW9uT3B0aW9ucxIeCgt0ZW1wZXJhdHVyZRgBIAEoAUIE4kEBAUgAiAEBEhgKBXRvcF9wGAIgASgBQgTiQQEBSAGIAQESJAoRbWF4X291dHB1dF90b2tlbnMYAyABKAVCBOJBAQFIAogBARISCgRzdG9wGAQgAygJQgTiQQEBQg4KDF90ZW1wZXJhdHVyZUIICgZfdG9wX3BCFAoSX21heF9vdXRwdXRfdG9rZW5zIqQGCgtDaGF0UmVxdWVzdBIVCgdzZXNzaW9uGAEgASgJQgTiQQECEhoKDHVzZXJfbWVzc2FnZRgCIAEoCUIE4kEBAhITCgVtb2RlbBgDIAEoCUIE4kEBARI0CgZidWRnZXQYBCABKAsyHi5lbmdyYW0uY29udGV4dC52MS5Ub2tlbkJ1ZGdldEIE4kEBAhIbCg1zeXN0ZW1fcHJvbXB0GAUgASgJQgTiQQEBEjcKBXRvb2xzGAYgAygLMiIuZW5ncmFtLmNvbnRleHQudjEuVG9vbERlc2NyaXB0aW9uQgTiQQEBEj4KDnRvb2xfcmVuZGVyaW5nGAcgASgOMiAuZW5ncmFtLmNvbnRleHQudjEuVG9vbFJlbmRlcmluZ0IE4kEBARI8Cglrbm93bGVkZ2UYCCABKAsyIy5lbmdyYW0uY29udGV4dC52MS5Lbm93bGVkZ2VPcHRpb25zQgTiQQEBEisKGGV2ZXJncmVlbl9taW5fY29uZmlkZW5jZRgJIAEoAUIE4kEBAUgAiAEBEj0KCmNvbXBhY3Rpb24YCiABKAsyIy5lbmdyYW0uY29udGV4dC52MS5Db21wYWN0aW9uUG9saWN5QgTiQQEBEiAKDWluY2x1ZGVfdHJhY2UYCyABKAhCBOJBAQFIAYgBARIUCgZzdHJpY3QYDCABKAhCBOJBAQESPgoKZ2VuZXJhdGlvbhgUIAEoCzIkLmVuZ3JhbS5jb250ZXh0LnYxLkdlbmVyYXRpb25PcHRpb25zQgTiQQEBEhgKCnJlcXVlc3RfaWQYFSABKAlCBOJBAQESPAoLYXBwZW5kX21vZGUYFiABKA4yIS5lbmdyYW0uY29udGV4dC52MS5DaGF0QXBwZW5kTW9kZUIE4kEBARIfCgxhdXRvX2NvbXBhY3QYFyABKAhCBOJBAQFIAogBARImChhpbmNsdWRlX2NvbnRleHRfbWVzc2FnZXMYGCABKAhCBOJBAQFCGwoZX2V2ZXJncmVlbl9taW5fY29uZmlkZW5jZUIQCg5faW5jbHVkZV90cmFjZUIPCg1fYXV0b19jb21wYWN0IrUBCgxDaGF0UmVzcG9uc2USNgoHY29udGV4dBgBIAEoCzIjLmVuZ3JhbS5jb250ZXh0LnYxLkNoYXRDb250ZXh0RXZlbnRIABIyCgVkZWx0YRgCIAEoCzIhLmVuZ3JhbS5jb250ZXh0LnYxLkNoYXREZWx0YUV2ZW50SAASMAoEZG9uZRgDIAEoCzIgLmVuZ3JhbS5jb250ZXh0LnYxLkNoYXREb25lRXZlbnRIAEIHCgVldmVudCKhAQoQQ2hhdENvbnRleHRFdmVudBI/Cghhc3NlbWJseRgBIAEoCzInLmVuZ3JhbS5jb250ZXh0LnYxLkJ1aWxkQ29udGV4dFJlc3BvbnNlQgTiQQEDEhMKBW1vZGVsGAIgASgJQgTiQQEDEh8KEW1heF9vdXRwdXRfdG9rZW5zGAMgASgFQgTiQQEDEhYKCHJlcGxheWVkGAQgASgIQgTiQQEDIiQKDkNoYXREZWx0YUV2ZW50EhIKBHRleHQYASABKAlCBOJBAQMiyAIKDUNoYXREb25lRXZlbnQSEgoEdGV4dBgBIAEoCUIE4kEBAxI1Cgp0b29sX2NhbGxzGAIgAygLMhsuZW5ncmFtLmNvbnRleHQudjEuVG9vbENhbGxCBOJBAQMSPAoNZmluaXNoX3JlYXNvbhgDIAEoDjIfLmVuZ3JhbS5jb250ZXh0LnYxLkZpbmlzaFJlYXNvbkIE4kEBAxIaCgx1c2VyX21lc3NhZ2UYBCABKAlCBOJBAQMSHwoRYXNzaXN0YW50X21lc3NhZ2UYBSABKAlCBOJBAQMSNwoLdG9rZW5fdXNhZ2UYBiABKAsyHC5lbmdyYW0uY29tbW9uLnYxLlRva2VuVXNhZ2VCBOJBAQMSIAoSY29tcGFjdGlvbl9zdGFydGVkGAcgASgIQgTiQQEDEhYKCHJlcGxheWVkGAggASgIQgTiQQEDIpgBChVDb21wYWN0U2Vzc2lvblJlcXVlc3QSFQoHc2Vzc2lvbhgBIAEoCUIE4kEBAhI5CgZwb2xpY3kYAiABKAsyIy5lbmdyYW0uY29udGV4dC52MS5Db21wYWN0aW9uUG9saWN5QgTiQQEBEhMKBWZvcmNlGAMgASgIQgTiQQEBEhgKCnJlcXVlc3RfaWQYBCABKAlCBOJBAQEipgMKFkNvbXBhY3RTZXNzaW9uUmVzcG9uc2USOwoHb3V0Y29tZRgBIAEoDjIkLmVuZ3JhbS5jb250ZXh0LnYxLkNvbXBhY3Rpb25PdXRjb21lQgTiQQEDEjwKDXNlc3Npb25fc3RhdGUYAiABKAsyHy5lbmdyYW0uY29udGV4dC52MS5TZXNzaW9uU3RhdGVCBOJBAQMSIAoSbWVzc2FnZXNfY29tcGFjdGVkGAMgASgFQgTiQQEDEhwKDnN1bW1hcnlfbWVtb3J5GAQgASgJQgTiQQEDEh4KEGtleV9wb2ludHNfYWRkZWQYBSABKAVCBOJBAQMSHgoQb3Blbl9sb29wc19hZGRlZBgGIAEoBUIE4kEBAxIhChNvcGVuX2xvb3BzX3Jlc29sdmVkGAcgASgFQgTiQQEDEjUKBG1vZGUYCCABKA4yIS5lbmdyYW0uY29udGV4dC52MS5Db21wYWN0aW9uTW9kZUIE4kEBAxI3Cgt0b2tlbl91c2FnZRgJIAEoCzIcLmVuZ3JhbS5jb21tb24udjEuVG9rZW5Vc2FnZUIE4kEBAyIsChZHZXRTZXNzaW9uU3RhdGVSZXF1ZXN0EhIKBG5hbWUYASABKAlCBOJBAQIiVwoXR2V0U2Vzc2lvblN0YXRlUmVzcG9uc2USPAoNc2Vzc2lvbl9zdGF0ZRgBIAEoCzIfLmVuZ3JhbS5jb250ZXh0LnYxLlNlc3Npb25TdGF0ZUIE4kEBAyKQAQoZVXBkYXRlU2Vzc2lvblN0YXRlUmVxdWVzdBI8Cg1zZXNzaW9uX3N0YXRlGAEgASgLMh8uZW5ncmFtLmNvbnRleHQudjEuU2Vzc2lvblN0YXRlQgTiQQECEjUKC3VwZGF0ZV9tYXNrGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFza0IE4kEBAiJaChpVcGRhdGVTZXNzaW9uU3RhdGVSZXNwb25zZRI8Cg1zZXNzaW9uX3N0YXRlGAEgASgLMh8uZW5ncmFtLmNvbnRleHQudjEuU2Vzc2lvblN0YXRlQgTiQQEDIi8KGURlbGV0ZVNlc3Npb25TdGF0ZVJlcXVlc3QSEgoEbmFtZRgBIAEoCUIE4kEBAiIzChpEZWxldGVTZXNzaW9uU3RhdGVSZXNwb25zZRIVCgdkZWxldGVkGAEgASgIQgTiQQEDIpsBChNFcmFzZVN1YmplY3RSZXF1ZXN0EhUKB3N1YmplY3QYASABKAlCBOJBAQISHAoOZm9yZ2V0X3JlY2VpcHQYAiABKAlCBOJBAQISNQoLY3V0b2ZmX3RpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgTiQQECEhgKCnJlcXVlc3RfaWQYBCABKAlCBOJBAQEiNAoURXJhc2VTdWJqZWN0UmVzcG9uc2USHAoOc2Vzc2lvbl9zdGF0ZXMYASABKANCBOJBAQMqiQEKDkNoYXRBcHBlbmRNb2RlEiAKHENIQVRfQVBQRU5EX01PREVfVU5TUEVDSUZJRUQQABIZChVDSEFUX0FQUEVORF9NT0RFX0JPVEgQARIfChtDSEFUX0FQUEVORF9NT0RFX1JFUExZX09OTFkQAhIZChVDSEFUX0FQUEVORF9NT0RFX05PTkUQAyqfAQoMRmluaXNoUmVhc29uEh0KGUZJTklTSF9SRUFTT05fVU5TUEVDSUZJRUQQABIWChJGSU5JU0hfUkVBU09OX1NUT1AQARIYChRGSU5JU0hfUkVBU09OX0xFTkdUSBACEhwKGEZJTklTSF9SRUFTT05fVE9PTF9DQUxMUxADEiAKHEZJTklTSF9SRUFTT05fQ09OVEVOVF9GSUxURVIQBCq8AQoRQ29tcGFjdGlvbk91dGNvbWUSIgoeQ09NUEFDVElPTl9PVVRDT01FX1VOU1BFQ0lGSUVEEAASIAocQ09NUEFDVElPTl9PVVRDT01FX0NPTVBBQ1RFRBABEi4KKkNPTVBBQ1RJT05fT1VUQ09NRV9TS0lQUEVEX0JFTE9XX1RIUkVTSE9MRBACEjEKLUNPTVBBQ1RJT05fT1VUQ09NRV9TS0lQUEVEX05PVEhJTkdfVE9fQ09NUEFDVBADMtQFCg5Db250ZXh0U2VydmljZRJfCgxCdWlsZENvbnRleHQSJi5lbmdyYW0uY29udGV4dC52MS5CdWlsZENvbnRleHRSZXF1ZXN0GicuZW5ncmFtLmNvbnRleHQudjEuQnVpbGRDb250ZXh0UmVzcG9uc2USSQoEQ2hhdBIeLmVuZ3JhbS5jb250ZXh0LnYxLkNoYXRSZXF1ZXN0Gh8uZW5ncmFtLmNvbnRleHQudjEuQ2hhdFJlc3BvbnNlMAESZQoOQ29tcGFjdFNlc3Npb24SKC5lbmdyYW0uY29udGV4dC52MS5Db21wYWN0U2Vzc2lvblJlcXVlc3QaKS5lbmdyYW0uY29udGV4dC52MS5Db21wYWN0U2Vzc2lvblJlc3BvbnNlEmgKD0dldFNlc3Npb25TdGF0ZRIpLmVuZ3JhbS5jb250ZXh0LnYxLkdldFNlc3Npb25TdGF0ZVJlcXVlc3QaKi5lbmdyYW0uY29udGV4dC52MS5HZXRTZXNzaW9uU3RhdGVSZXNwb25zZRJxChJVcGRhdGVTZXNzaW9uU3RhdGUSLC5lbmdyYW0uY29udGV4dC52MS5VcGRhdGVTZXNzaW9uU3RhdGVSZXF1ZXN0Gi0uZW5ncmFtLmNvbnRleHQudjEuVXBkYXRlU2Vzc2lvblN0YXRlUmVzcG9uc2UScQoSRGVsZXRlU2Vzc2lvblN0YXRlEiwuZW5ncmFtLmNvbnRleHQudjEuRGVsZXRlU2Vzc2lvblN0YXRlUmVxdWVzdBotLmVuZ3JhbS5jb250ZXh0LnYxLkRlbGV0ZVNlc3Npb25TdGF0ZVJlc3BvbnNlEl8KDEVyYXNlU3ViamVjdBImLmVuZ3JhbS5jb250ZXh0LnYxLkVyYXNlU3ViamVjdFJlcXVlc3QaJy5lbmdyYW0uY29udGV4dC52MS5FcmFzZVN1YmplY3RSZXNwb25zZWIGcHJvdG8z", [file_engram_common_v1_token_usage, file_engram_context_v1_context, file_engram_retrieval_v1_search, file_google_api_field_behavior, file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
+  fileDesc("CidlbmdyYW0vY29udGV4dC92MS9jb250ZXh0X3NlcnZpY2UucHJvdG8SEWVuZ3JhbS5jb250ZXh0LnYxIusBChBLbm93bGVkZ2VPcHRpb25zEhMKBXF1ZXJ5GAEgASgJQgTiQQEBEjcKBmZpbHRlchgCIAEoCzIhLmVuZ3JhbS5yZXRyaWV2YWwudjEuU2VhcmNoRmlsdGVyQgTiQQEBEjkKB29wdGlvbnMYAyABKAsyIi5lbmdyYW0ucmV0cmlldmFsLnYxLlNlYXJjaE9wdGlvbnNCBOJBAQESGAoFdG9wX2sYBCABKAVCBOJBAQFIAIgBARIcCgltaW5fc2NvcmUYBSABKAFCBOJBAQFIAYgBAUIICgZfdG9wX2tCDAoKX21pbl9zY29yZSK6BAoTQnVpbGRDb250ZXh0UmVxdWVzdBIVCgdzZXNzaW9uGAEgASgJQgTiQQECEhoKDHVzZXJfbWVzc2FnZRgCIAEoCUIE4kEBAhITCgVtb2RlbBgDIAEoCUIE4kEBARI0CgZidWRnZXQYBCABKAsyHi5lbmdyYW0uY29udGV4dC52MS5Ub2tlbkJ1ZGdldEIE4kEBAhIbCg1zeXN0ZW1fcHJvbXB0GAUgASgJQgTiQQEBEjcKBXRvb2xzGAYgAygLMiIuZW5ncmFtLmNvbnRleHQudjEuVG9vbERlc2NyaXB0aW9uQgTiQQEBEj4KDnRvb2xfcmVuZGVyaW5nGAcgASgOMiAuZW5ncmFtLmNvbnRleHQudjEuVG9vbFJlbmRlcmluZ0IE4kEBARI8Cglrbm93bGVkZ2UYCCABKAsyIy5lbmdyYW0uY29udGV4dC52MS5Lbm93bGVkZ2VPcHRpb25zQgTiQQEBEisKGGV2ZXJncmVlbl9taW5fY29uZmlkZW5jZRgJIAEoAUIE4kEBAUgAiAEBEj0KCmNvbXBhY3Rpb24YCiABKAsyIy5lbmdyYW0uY29udGV4dC52MS5Db21wYWN0aW9uUG9saWN5QgTiQQEBEiAKDWluY2x1ZGVfdHJhY2UYCyABKAhCBOJBAQFIAYgBARIUCgZzdHJpY3QYDCABKAhCBOJBAQFCGwoZX2V2ZXJncmVlbl9taW5fY29uZmlkZW5jZUIQCg5faW5jbHVkZV90cmFjZSKTBQoUQnVpbGRDb250ZXh0UmVzcG9uc2USNgoIbWVzc2FnZXMYASADKAsyHi5lbmdyYW0uY29udGV4dC52MS5DaGF0TWVzc2FnZUIE4kEBAxIcCg5tZXNzYWdlX3Rva2VucxgCIAMoBUIE4kEBAxI3CgV0b29scxgDIAMoCzIiLmVuZ3JhbS5jb250ZXh0LnYxLlRvb2xEZXNjcmlwdGlvbkIE4kEBAxIaCgx0b3RhbF90b2tlbnMYBCABKAVCBOJBAQMSGwoNYnVkZ2V0X3Rva2VucxgFIAEoBUIE4kEBAxIdCg9vdmVyaGVhZF90b2tlbnMYBiABKAVCBOJBAQMSMwoGbGF5ZXJzGAcgAygLMh0uZW5ncmFtLmNvbnRleHQudjEuTGF5ZXJVc2FnZUIE4kEBAxIxCgV0cmFjZRgIIAMoCzIcLmVuZ3JhbS5jb250ZXh0LnYxLlRyYWNlSXRlbUIE4kEBAxI5Cgl0b2tlbml6ZXIYCSABKAsyIC5lbmdyYW0uY29udGV4dC52MS5Ub2tlbml6ZXJJbmZvQgTiQQEDEiQKFmNvbXBhY3Rpb25fcmVjb21tZW5kZWQYCiABKAhCBOJBAQMSIAoSdW5jb21wYWN0ZWRfdG9rZW5zGAsgASgDQgTiQQEDEicKGXVuY29tcGFjdGVkX21lc3NhZ2VfY291bnQYDCABKANCBOJBAQMSGwoNc3RhdGVfdmVyc2lvbhgNIAEoA0IE4kEBAxIbCg1sYXN0X3NlcXVlbmNlGA4gASgDQgTiQQEDEkYKFmtub3dsZWRnZV9zZWFyY2hfc3RhdHMYDyABKAsyIC5lbmdyYW0ucmV0cmlldmFsLnYxLlNlYXJjaFN0YXRzQgTiQQEDIrcBChFHZW5lcmF0aW9uT3B0aW9ucxIeCgt0ZW1wZXJhdHVyZRgBIAEoAUIE4kEBAUgAiAEBEhgKBXRvcF9wGAIgASgBQgTiQQEBSAGIAQESJAoRbWF4X291dHB1dF90b2tlbnMYAyABKAVCBOJBAQFIAogBARISCgRzdG9wGAQgAygJQgTiQQEBQg4KDF90ZW1wZXJhdHVyZUIICgZfdG9wX3BCFAoSX21heF9vdXRwdXRfdG9rZW5zIqQGCgtDaGF0UmVxdWVzdBIVCgdzZXNzaW9uGAEgASgJQgTiQQECEhoKDHVzZXJfbWVzc2FnZRgCIAEoCUIE4kEBAhITCgVtb2RlbBgDIAEoCUIE4kEBARI0CgZidWRnZXQYBCABKAsyHi5lbmdyYW0uY29udGV4dC52MS5Ub2tlbkJ1ZGdldEIE4kEBAhIbCg1zeXN0ZW1fcHJvbXB0GAUgASgJQgTiQQEBEjcKBXRvb2xzGAYgAygLMiIuZW5ncmFtLmNvbnRleHQudjEuVG9vbERlc2NyaXB0aW9uQgTiQQEBEj4KDnRvb2xfcmVuZGVyaW5nGAcgASgOMiAuZW5ncmFtLmNvbnRleHQudjEuVG9vbFJlbmRlcmluZ0IE4kEBARI8Cglrbm93bGVkZ2UYCCABKAsyIy5lbmdyYW0uY29udGV4dC52MS5Lbm93bGVkZ2VPcHRpb25zQgTiQQEBEisKGGV2ZXJncmVlbl9taW5fY29uZmlkZW5jZRgJIAEoAUIE4kEBAUgAiAEBEj0KCmNvbXBhY3Rpb24YCiABKAsyIy5lbmdyYW0uY29udGV4dC52MS5Db21wYWN0aW9uUG9saWN5QgTiQQEBEiAKDWluY2x1ZGVfdHJhY2UYCyABKAhCBOJBAQFIAYgBARIUCgZzdHJpY3QYDCABKAhCBOJBAQESPgoKZ2VuZXJhdGlvbhgUIAEoCzIkLmVuZ3JhbS5jb250ZXh0LnYxLkdlbmVyYXRpb25PcHRpb25zQgTiQQEBEhgKCnJlcXVlc3RfaWQYFSABKAlCBOJBAQESPAoLYXBwZW5kX21vZGUYFiABKA4yIS5lbmdyYW0uY29udGV4dC52MS5DaGF0QXBwZW5kTW9kZUIE4kEBARIfCgxhdXRvX2NvbXBhY3QYFyABKAhCBOJBAQFIAogBARImChhpbmNsdWRlX2NvbnRleHRfbWVzc2FnZXMYGCABKAhCBOJBAQFCGwoZX2V2ZXJncmVlbl9taW5fY29uZmlkZW5jZUIQCg5faW5jbHVkZV90cmFjZUIPCg1fYXV0b19jb21wYWN0IrUBCgxDaGF0UmVzcG9uc2USNgoHY29udGV4dBgBIAEoCzIjLmVuZ3JhbS5jb250ZXh0LnYxLkNoYXRDb250ZXh0RXZlbnRIABIyCgVkZWx0YRgCIAEoCzIhLmVuZ3JhbS5jb250ZXh0LnYxLkNoYXREZWx0YUV2ZW50SAASMAoEZG9uZRgDIAEoCzIgLmVuZ3JhbS5jb250ZXh0LnYxLkNoYXREb25lRXZlbnRIAEIHCgVldmVudCKhAQoQQ2hhdENvbnRleHRFdmVudBI/Cghhc3NlbWJseRgBIAEoCzInLmVuZ3JhbS5jb250ZXh0LnYxLkJ1aWxkQ29udGV4dFJlc3BvbnNlQgTiQQEDEhMKBW1vZGVsGAIgASgJQgTiQQEDEh8KEW1heF9vdXRwdXRfdG9rZW5zGAMgASgFQgTiQQEDEhYKCHJlcGxheWVkGAQgASgIQgTiQQEDIiQKDkNoYXREZWx0YUV2ZW50EhIKBHRleHQYASABKAlCBOJBAQMixwIKDUNoYXREb25lRXZlbnQSEgoEdGV4dBgBIAEoCUIE4kEBAxI0Cgp0b29sX2NhbGxzGAIgAygLMhouZW5ncmFtLmNvbW1vbi52MS5Ub29sQ2FsbEIE4kEBAxI8Cg1maW5pc2hfcmVhc29uGAMgASgOMh8uZW5ncmFtLmNvbnRleHQudjEuRmluaXNoUmVhc29uQgTiQQEDEhoKDHVzZXJfbWVzc2FnZRgEIAEoCUIE4kEBAxIfChFhc3Npc3RhbnRfbWVzc2FnZRgFIAEoCUIE4kEBAxI3Cgt0b2tlbl91c2FnZRgGIAEoCzIcLmVuZ3JhbS5jb21tb24udjEuVG9rZW5Vc2FnZUIE4kEBAxIgChJjb21wYWN0aW9uX3N0YXJ0ZWQYByABKAhCBOJBAQMSFgoIcmVwbGF5ZWQYCCABKAhCBOJBAQMimAEKFUNvbXBhY3RTZXNzaW9uUmVxdWVzdBIVCgdzZXNzaW9uGAEgASgJQgTiQQECEjkKBnBvbGljeRgCIAEoCzIjLmVuZ3JhbS5jb250ZXh0LnYxLkNvbXBhY3Rpb25Qb2xpY3lCBOJBAQESEwoFZm9yY2UYAyABKAhCBOJBAQESGAoKcmVxdWVzdF9pZBgEIAEoCUIE4kEBASKmAwoWQ29tcGFjdFNlc3Npb25SZXNwb25zZRI7CgdvdXRjb21lGAEgASgOMiQuZW5ncmFtLmNvbnRleHQudjEuQ29tcGFjdGlvbk91dGNvbWVCBOJBAQMSPAoNc2Vzc2lvbl9zdGF0ZRgCIAEoCzIfLmVuZ3JhbS5jb250ZXh0LnYxLlNlc3Npb25TdGF0ZUIE4kEBAxIgChJtZXNzYWdlc19jb21wYWN0ZWQYAyABKAVCBOJBAQMSHAoOc3VtbWFyeV9tZW1vcnkYBCABKAlCBOJBAQMSHgoQa2V5X3BvaW50c19hZGRlZBgFIAEoBUIE4kEBAxIeChBvcGVuX2xvb3BzX2FkZGVkGAYgASgFQgTiQQEDEiEKE29wZW5fbG9vcHNfcmVzb2x2ZWQYByABKAVCBOJBAQMSNQoEbW9kZRgIIAEoDjIhLmVuZ3JhbS5jb250ZXh0LnYxLkNvbXBhY3Rpb25Nb2RlQgTiQQEDEjcKC3Rva2VuX3VzYWdlGAkgASgLMhwuZW5ncmFtLmNvbW1vbi52MS5Ub2tlblVzYWdlQgTiQQEDIiwKFkdldFNlc3Npb25TdGF0ZVJlcXVlc3QSEgoEbmFtZRgBIAEoCUIE4kEBAiJXChdHZXRTZXNzaW9uU3RhdGVSZXNwb25zZRI8Cg1zZXNzaW9uX3N0YXRlGAEgASgLMh8uZW5ncmFtLmNvbnRleHQudjEuU2Vzc2lvblN0YXRlQgTiQQEDIpABChlVcGRhdGVTZXNzaW9uU3RhdGVSZXF1ZXN0EjwKDXNlc3Npb25fc3RhdGUYASABKAsyHy5lbmdyYW0uY29udGV4dC52MS5TZXNzaW9uU3RhdGVCBOJBAQISNQoLdXBkYXRlX21hc2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrQgTiQQECIloKGlVwZGF0ZVNlc3Npb25TdGF0ZVJlc3BvbnNlEjwKDXNlc3Npb25fc3RhdGUYASABKAsyHy5lbmdyYW0uY29udGV4dC52MS5TZXNzaW9uU3RhdGVCBOJBAQMiLwoZRGVsZXRlU2Vzc2lvblN0YXRlUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECIjMKGkRlbGV0ZVNlc3Npb25TdGF0ZVJlc3BvbnNlEhUKB2RlbGV0ZWQYASABKAhCBOJBAQMimwEKE0VyYXNlU3ViamVjdFJlcXVlc3QSFQoHc3ViamVjdBgBIAEoCUIE4kEBAhIcCg5mb3JnZXRfcmVjZWlwdBgCIAEoCUIE4kEBAhI1CgtjdXRvZmZfdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBOJBAQISGAoKcmVxdWVzdF9pZBgEIAEoCUIE4kEBASI0ChRFcmFzZVN1YmplY3RSZXNwb25zZRIcCg5zZXNzaW9uX3N0YXRlcxgBIAEoA0IE4kEBAyqJAQoOQ2hhdEFwcGVuZE1vZGUSIAocQ0hBVF9BUFBFTkRfTU9ERV9VTlNQRUNJRklFRBAAEhkKFUNIQVRfQVBQRU5EX01PREVfQk9USBABEh8KG0NIQVRfQVBQRU5EX01PREVfUkVQTFlfT05MWRACEhkKFUNIQVRfQVBQRU5EX01PREVfTk9ORRADKp8BCgxGaW5pc2hSZWFzb24SHQoZRklOSVNIX1JFQVNPTl9VTlNQRUNJRklFRBAAEhYKEkZJTklTSF9SRUFTT05fU1RPUBABEhgKFEZJTklTSF9SRUFTT05fTEVOR1RIEAISHAoYRklOSVNIX1JFQVNPTl9UT09MX0NBTExTEAMSIAocRklOSVNIX1JFQVNPTl9DT05URU5UX0ZJTFRFUhAEKrwBChFDb21wYWN0aW9uT3V0Y29tZRIiCh5DT01QQUNUSU9OX09VVENPTUVfVU5TUEVDSUZJRUQQABIgChxDT01QQUNUSU9OX09VVENPTUVfQ09NUEFDVEVEEAESLgoqQ09NUEFDVElPTl9PVVRDT01FX1NLSVBQRURfQkVMT1dfVEhSRVNIT0xEEAISMQotQ09NUEFDVElPTl9PVVRDT01FX1NLSVBQRURfTk9USElOR19UT19DT01QQUNUEAMy1AUKDkNvbnRleHRTZXJ2aWNlEl8KDEJ1aWxkQ29udGV4dBImLmVuZ3JhbS5jb250ZXh0LnYxLkJ1aWxkQ29udGV4dFJlcXVlc3QaJy5lbmdyYW0uY29udGV4dC52MS5CdWlsZENvbnRleHRSZXNwb25zZRJJCgRDaGF0Eh4uZW5ncmFtLmNvbnRleHQudjEuQ2hhdFJlcXVlc3QaHy5lbmdyYW0uY29udGV4dC52MS5DaGF0UmVzcG9uc2UwARJlCg5Db21wYWN0U2Vzc2lvbhIoLmVuZ3JhbS5jb250ZXh0LnYxLkNvbXBhY3RTZXNzaW9uUmVxdWVzdBopLmVuZ3JhbS5jb250ZXh0LnYxLkNvbXBhY3RTZXNzaW9uUmVzcG9uc2USaAoPR2V0U2Vzc2lvblN0YXRlEikuZW5ncmFtLmNvbnRleHQudjEuR2V0U2Vzc2lvblN0YXRlUmVxdWVzdBoqLmVuZ3JhbS5jb250ZXh0LnYxLkdldFNlc3Npb25TdGF0ZVJlc3BvbnNlEnEKElVwZGF0ZVNlc3Npb25TdGF0ZRIsLmVuZ3JhbS5jb250ZXh0LnYxLlVwZGF0ZVNlc3Npb25TdGF0ZVJlcXVlc3QaLS5lbmdyYW0uY29udGV4dC52MS5VcGRhdGVTZXNzaW9uU3RhdGVSZXNwb25zZRJxChJEZWxldGVTZXNzaW9uU3RhdGUSLC5lbmdyYW0uY29udGV4dC52MS5EZWxldGVTZXNzaW9uU3RhdGVSZXF1ZXN0Gi0uZW5ncmFtLmNvbnRleHQudjEuRGVsZXRlU2Vzc2lvblN0YXRlUmVzcG9uc2USXwoMRXJhc2VTdWJqZWN0EiYuZW5ncmFtLmNvbnRleHQudjEuRXJhc2VTdWJqZWN0UmVxdWVzdBonLmVuZ3JhbS5jb250ZXh0LnYxLkVyYXNlU3ViamVjdFJlc3BvbnNlYgZwcm90bzM", [file_engram_common_v1_token_usage, file_engram_common_v1_tool_call, file_engram_context_v1_context, file_engram_retrieval_v1_search, file_google_api_field_behavior, file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
 
 /**
  * How the RETRIEVED_KNOWLEDGE layer searches. Every field is optional.
@@ -673,9 +675,10 @@ export type ChatDoneEvent = Message<"engram.context.v1.ChatDoneEvent"> & {
 
   /**
    * The tool calls the model asked for, in order; empty unless `finish_reason` is TOOL_CALLS.
-   * Not executed and not stored. Output only.
+   * Not executed; stored with the appended assistant message (`assistant_message`), unless the
+   * append mode is NONE. Output only.
    *
-   * @generated from field: repeated engram.context.v1.ToolCall tool_calls = 2;
+   * @generated from field: repeated engram.common.v1.ToolCall tool_calls = 2;
    */
   toolCalls: ToolCall[];
 
@@ -696,7 +699,8 @@ export type ChatDoneEvent = Message<"engram.context.v1.ChatDoneEvent"> & {
 
   /**
    * The appended assistant message, `sessions/{session}/messages/{message}`; empty when nothing
-   * was appended for the reply (append mode NONE, or a reply without text). Output only.
+   * was appended for the reply (append mode NONE, or a reply with neither text nor tool calls).
+   * Output only.
    *
    * @generated from field: string assistant_message = 5;
    */
@@ -1210,12 +1214,14 @@ export const CompactionOutcomeSchema: GenEnum<CompactionOutcome> = /*@__PURE__*/
  * someone else is reported as RESOURCE_NOT_FOUND (NOT_FOUND) — the two are indistinguishable on
  * purpose. Context reads messages from ingestion, memories from governance and knowledge from
  * retrieval, always forwarding the caller's credential, so it never sees more than the caller
- * may see.
+ * may see. Its one call with its own `service` credential is ingestion `MarkMessagesCompacted`,
+ * which records a committed compaction mark (see `CompactSession`).
  *
  * Every RPC may also fail with the generic reasons (`TOKEN_*` [UNAUTHENTICATED],
- * DEADLINE_EXCEEDED, DEPENDENCY_UNAVAILABLE [UNAVAILABLE; metadata `dependency`: `mysql`,
- * `sqlite`, `ingestion`, `governance`, `retrieval` or `model`], SHUTTING_DOWN, INTERNAL), which
- * are not repeated below.
+ * DEADLINE_EXCEEDED [DEADLINE_EXCEEDED], CANCELLED [CANCELLED], DEPENDENCY_UNAVAILABLE
+ * [UNAVAILABLE; metadata `dependency`: `mysql`, `sqlite`, `ingestion`, `governance`,
+ * `retrieval` or `model`], SHUTTING_DOWN [UNAVAILABLE], INTERNAL [INTERNAL]), which are not
+ * repeated below.
  *
  * @generated from service engram.context.v1.ContextService
  */
@@ -1226,15 +1232,19 @@ export const ContextService: GenService<{
    *
    * Read only: it writes nothing (it does not append `user_message`, and does not compact even
    * when compaction is due; see `compaction_recommended`). Use `Chat` for a call that also
-   * answers and appends.
+   * answers and appends. The one exception is a repair: if ingestion has not yet acknowledged
+   * the session's current compaction mark (see `CompactSession`), it re-sends it with ingestion
+   * `MarkMessagesCompacted`; a failure of that repair does not fail the call.
    *
    * Assembly, in order:
    * 1. Validate the request and count the mandatory parts (system prompt, latest user message,
    *    fixed overhead) with the tokenizer of `model`; if they exceed the available budget, fail
    *    with BUDGET_TOO_SMALL.
    * 2. Gather candidates: the session state (key points, unresolved open loops, summary), the
-   *    uncompacted tail (the RECENT_TURNS candidates, newest 200 at most), the caller's evergreen
-   *    facts (from governance), and knowledge (one `retrieval.Search` for `knowledge.query`).
+   *    uncompacted tail (the RECENT_TURNS candidates, newest 200 at most, read with ingestion
+   *    `ListMessages` from just after `SessionState.compacted_through_sequence`), the caller's
+   *    evergreen facts (from governance `ListMemories`), and knowledge (one retrieval `Search`
+   *    for `knowledge.query`).
    * 3. Compute the layer budgets and fill the layers in fill order as described on
    *    `TokenBudget`, dropping what does not fit and recording why (see `TraceReason`).
    * 4. Render: one leading system message with the non-empty layers SYSTEM_PROMPT (verbatim,
@@ -1261,8 +1271,11 @@ export const ContextService: GenService<{
    * Errors:
    * - INVALID_ARGUMENT: FIELD_REQUIRED (`session`, `user_message`, `budget.total_tokens`),
    *   FIELD_INVALID (a value out of its documented range, e.g. a share sum above 1, a repeated
-   *   layer in `budget.layers`, a duplicate tool name, `knowledge.options.min_score` set),
-   *   NAME_INVALID (`session`), BUDGET_TOO_SMALL (metadata `required_tokens`, `budget_tokens`).
+   *   layer in `budget.layers`, a duplicate tool name, `knowledge.options.min_score` set, or a
+   *   `knowledge.filter` or `knowledge.options` value retrieval rejects), NAME_INVALID
+   *   (`session`, or a session or document name in `knowledge.filter`), TIME_RANGE_INVALID
+   *   (`knowledge.filter.occur_time`), BUDGET_TOO_SMALL (metadata `required_tokens`,
+   *   `budget_tokens`).
    * - NOT_FOUND: RESOURCE_NOT_FOUND (the session).
    * - PERMISSION_DENIED: SCOPE_NOT_ALLOWED (`knowledge.filter` asks for PLATFORM scope without
    *   the `platform` role, or for an org the caller is not a member of).
@@ -1291,12 +1304,18 @@ export const ContextService: GenService<{
    * call appends nothing. The assistant message is stored with metadata `engram.model` (the
    * model called) and `engram.finish_reason` (`stop`, `length`, …); a reply longer than 32,000
    * characters is stored cut to 32,000 characters with metadata `engram.truncated` = `true`
-   * (the `done` event still carries the whole text). A reply with no text (only tool calls, or
-   * stopped by the content filter) is not appended; the user message still is.
+   * (the `done` event still carries the whole text). A reply that calls tools is appended as an
+   * ASSISTANT message with its `tool_calls` (ingestion `Message.tool_calls`; at most 32, the
+   * first 32 when the model made more, with metadata `engram.truncated` = `true`) and its text,
+   * which may be empty (a tool-call-only reply). A reply with neither text nor tool calls
+   * (withheld by the content filter) is not appended; the user message still is.
    *
    * Chat is single-step: when the model asks for tools, its calls come back in the `done` event
-   * (finish reason TOOL_CALLS) and are not executed or stored; to run a tool loop, use
-   * `BuildContext` and call the model yourself.
+   * (finish reason TOOL_CALLS) and are stored with the assistant message, but not executed. To
+   * continue, run the tools and append their results as TOOL messages with `tool_call_id`
+   * (ingestion `AppendMessages`): later contexts render them paired with the calls (see
+   * CONTEXT_LAYER_RECENT_TURNS). To run a whole tool loop within one turn, use `BuildContext` and
+   * call the model yourself.
    *
    * Retries: with a `request_id`, a retry of a call that reached its `done` event replays the
    * recorded stream (the `context` event, one `delta` with the whole text, the `done` event,
@@ -1338,12 +1357,19 @@ export const ContextService: GenService<{
    * never removed by compaction (a client open loop may still be resolved).
    *
    * Writes, in order: (1) a SUMMARY memory through `governance` (SELF scope of the session
-   * owner; evidence: the compacted messages; it supersedes the session's previous summary
-   * memory), then (2) the new state, atomically. If (1) fails nothing is written; if (2) fails,
-   * a retry with the same `request_id` reuses the memory written in (1). Compactions of one
-   * session are serialized with each other and with `UpdateSessionState`.
+   * owner; evidence: the compacted messages, at most the newest 100 of them, governance's
+   * `Evidence.messages` limit; it supersedes the session's previous summary memory), then
+   * (2) the new state with the moved compaction mark, atomically, then (3) the mark on
+   * ingestion's messages: context calls ingestion `MarkMessagesCompacted` with its own
+   * `service` credential, which sets the messages' `compacted` flag. If (1) fails nothing is
+   * written; if (2) fails, a retry with the same `request_id` reuses the memory written in (1).
+   * If (3) fails (or the server stops between (2) and (3)), the call still succeeds, since the
+   * mark in the state is authoritative; context re-sends the mark on the session's next
+   * compaction or next `BuildContext` or `Chat`, until ingestion acknowledges it. Compactions
+   * of one session are serialized with each other and with `UpdateSessionState`.
    *
-   * Works on closed sessions too. Messages themselves are never changed or deleted.
+   * Works on closed sessions too. Message contents are never changed or deleted; only their
+   * `compacted` flag is set.
    *
    * Errors:
    * - INVALID_ARGUMENT: FIELD_REQUIRED (`session`), FIELD_INVALID (a policy value out of range),

@@ -213,7 +213,8 @@ export type ListMemoriesRequest = Message<"engram.governance.v1.ListMemoriesRequ
   owner: string;
 
   /**
-   * Only evergreen FACTs (what the context service injects as the profile layer). Default false.
+   * Only evergreen FACTs (what the context service injects as its EVERGREEN_FACTS layer).
+   * Default false.
    *
    * @generated from field: bool evergreen_only = 17;
    */
@@ -751,8 +752,9 @@ export type ExtractMemoriesRequest = Message<"engram.governance.v1.ExtractMemori
 
   /**
    * Idempotency key: 1–64 characters of `[A-Za-z0-9_-]`. A retry with the same id and body
-   * returns the same job; another body fails with REQUEST_ID_REUSED. Ingestion uses an id
-   * derived from the MemCell. Optional but recommended.
+   * returns the same job; another body fails with REQUEST_ID_REUSED. Ingestion's hand-off uses
+   * an id derived from the MemCell and its attempt number (ingestion's `MemCell.attempts`), so
+   * that each automatic retry starts a new job. Optional but recommended.
    *
    * @generated from field: string request_id = 6;
    */
@@ -1316,9 +1318,10 @@ export const ExtractionJobViewSchema: GenEnum<ExtractionJobView> = /*@__PURE__*/
  * updated shortly after by retrieval's indexer.
  *
  * Identity (subject, tenant, org memberships, roles) comes from the `authorization: Bearer` JWT
- * only. Every method may also fail with the generic reasons (`TOKEN_*`, DEADLINE_EXCEEDED,
- * DEPENDENCY_UNAVAILABLE, SHUTTING_DOWN, INTERNAL); the lists below give the other reasons, with
- * their status code.
+ * only. Every method may also fail with the generic reasons (`TOKEN_*` [UNAUTHENTICATED],
+ * DEADLINE_EXCEEDED [DEADLINE_EXCEEDED], CANCELLED [CANCELLED], DEPENDENCY_UNAVAILABLE and
+ * SHUTTING_DOWN [UNAVAILABLE], INTERNAL [INTERNAL]); the lists below give the other reasons,
+ * with their status code.
  *
  * @generated from service engram.governance.v1.GovernanceService
  */
@@ -1373,9 +1376,9 @@ export const GovernanceService: GenService<{
    * Filters narrow, never widen: a filter for a scope, org or owner the caller cannot see gives
    * an empty page, not an error.
    *
-   * Errors: INVALID_ARGUMENT `FIELD_INVALID` (negative page size, malformed namespace, key or
-   * session, confidence outside 0–1, UNSPECIFIED in an enum list), `TIME_RANGE_INVALID`,
-   * `PAGE_TOKEN_INVALID`.
+   * Errors: INVALID_ARGUMENT `FIELD_INVALID` (negative page size, malformed namespace or key,
+   * confidence outside 0–1, UNSPECIFIED in an enum list), `NAME_INVALID` (`session` not
+   * `sessions/{session}`), `TIME_RANGE_INVALID`, `PAGE_TOKEN_INVALID`.
    *
    * @generated from rpc engram.governance.v1.GovernanceService.ListMemories
    */
@@ -1580,7 +1583,8 @@ export const GovernanceService: GenService<{
    * Lists the extraction jobs visible to the caller, newest first (`create_time` descending,
    * then `name` descending).
    *
-   * Errors: INVALID_ARGUMENT `FIELD_INVALID` (negative page size, malformed filter),
+   * Errors: INVALID_ARGUMENT `FIELD_INVALID` (negative page size, UNSPECIFIED in `states`),
+   * `NAME_INVALID` (`mem_cell` or `session` filter not a MemCell or session name),
    * `PAGE_TOKEN_INVALID`.
    *
    * @generated from rpc engram.governance.v1.GovernanceService.ListExtractionJobs
@@ -1599,9 +1603,11 @@ export const GovernanceService: GenService<{
    * records (before, after, reason and actor removed); the subject's extraction jobs are deleted;
    * where the subject acted on other owners' memories (e.g. as reviewer) the revision's actor
    * subject is replaced by the receipt's name. Governance also has ingestion delete the
-   * subject's documents, chunks, sessions, messages and MemCells, and context delete their
-   * session states; the derived vector points are removed by retrieval's indexer through the
-   * outbox. Content written after the receipt's `create_time` is not covered (call again).
+   * subject's documents, chunks, sessions, messages and MemCells (ingestion `EraseSubject`), and
+   * context delete their session states (context `EraseSubject`), both with the receipt's name
+   * and its `create_time` as the cutoff, as a `service` principal; the derived vector points are
+   * removed by retrieval's indexer through the outbox. Content written after the receipt's
+   * `create_time` is not covered (call again).
    *
    * The call returns once governance's own content is erased and the other deletions are
    * recorded durably; the receipt is then PENDING until ingestion, context and the vector index

@@ -21,7 +21,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file engram/ingestion/v1/ingestion_service.proto.
  */
 export const file_engram_ingestion_v1_ingestion_service: GenFile = /*@__PURE__*/
-  fileDesc("CitlbmdyYW0vaW5nZXN0aW9uL3YxL2luZ2VzdGlvbl9zZXJ2aWNlLnByb3RvEhNlbmdyYW0uaW5nZXN0aW9uLnYxIoACChVJbmdlc3REb2N1bWVudFJlcXVlc3QSNQoIZG9jdW1lbnQYASABKAsyHS5lbmdyYW0uaW5nZXN0aW9uLnYxLkRvY3VtZW50QgTiQQECEhUKB2NvbnRlbnQYAiABKAxCBOJBAQISNgoIY2h1bmtpbmcYAyABKAsyJC5lbmdyYW0uaW5nZXN0aW9uLnYxLkNodW5raW5nT3B0aW9ucxISCgpyZXF1ZXN0X2lkGAQgASgJEhYKDndhaXRfZm9yX2luZGV4GAUgASgIEjUKEmluZGV4X3dhaXRfdGltZW91dBgGIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiKgAQoWSW5nZXN0RG9jdW1lbnRSZXNwb25zZRIvCghkb2N1bWVudBgBIAEoCzIdLmVuZ3JhbS5pbmdlc3Rpb24udjEuRG9jdW1lbnQSFgoOY2h1bmtzX3dyaXR0ZW4YAiABKAUSFAoMZGVkdXBsaWNhdGVkGAMgASgIEg8KB3Jlc3VtZWQYBCABKAgSFgoOaW5kZXhfY29tcGxldGUYBSABKAgimAEKG1N0cmVhbUluZ2VzdERvY3VtZW50UmVxdWVzdBI7CgZoZWFkZXIYASABKAsyKS5lbmdyYW0uaW5nZXN0aW9uLnYxLkluZ2VzdERvY3VtZW50SGVhZGVySAASMQoEcGFydBgCIAEoCzIhLmVuZ3JhbS5pbmdlc3Rpb24udjEuRG9jdW1lbnRQYXJ0SABCCQoHcGF5bG9hZCKiAgoUSW5nZXN0RG9jdW1lbnRIZWFkZXISNQoIZG9jdW1lbnQYASABKAsyHS5lbmdyYW0uaW5nZXN0aW9uLnYxLkRvY3VtZW50QgTiQQECEjYKCGNodW5raW5nGAIgASgLMiQuZW5ncmFtLmluZ2VzdGlvbi52MS5DaHVua2luZ09wdGlvbnMSEgoKcmVxdWVzdF9pZBgDIAEoCRIgChNleHBlY3RlZF9zaXplX2J5dGVzGAQgASgDSACIAQESFgoOd2FpdF9mb3JfaW5kZXgYBSABKAgSNQoSaW5kZXhfd2FpdF90aW1lb3V0GAYgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uQhYKFF9leHBlY3RlZF9zaXplX2J5dGVzIiIKDERvY3VtZW50UGFydBISCgRkYXRhGAEgASgMQgTiQQECIp8BChxTdHJlYW1Jbmdlc3REb2N1bWVudFJlc3BvbnNlEjcKCHByb2dyZXNzGAEgASgLMiMuZW5ncmFtLmluZ2VzdGlvbi52MS5Jbmdlc3RQcm9ncmVzc0gAEj0KBnJlc3VsdBgCIAEoCzIrLmVuZ3JhbS5pbmdlc3Rpb24udjEuSW5nZXN0RG9jdW1lbnRSZXNwb25zZUgAQgcKBWV2ZW50ItABCg5Jbmdlc3RQcm9ncmVzcxIvCgVwaGFzZRgBIAEoDjIgLmVuZ3JhbS5pbmdlc3Rpb24udjEuSW5nZXN0UGhhc2USFgoOYnl0ZXNfcmVjZWl2ZWQYAiABKAMSGwoTZXhwZWN0ZWRfc2l6ZV9ieXRlcxgDIAEoAxIWCg5jaHVua3NfcGxhbm5lZBgEIAEoBRIWCg5jaHVua3Nfd3JpdHRlbhgFIAEoBRIWCg5jaHVua3NfaW5kZXhlZBgGIAEoBRIQCghkb2N1bWVudBgHIAEoCSIoChJHZXREb2N1bWVudFJlcXVlc3QSEgoEbmFtZRgBIAEoCUIE4kEBAiJGChNHZXREb2N1bWVudFJlc3BvbnNlEi8KCGRvY3VtZW50GAEgASgLMh0uZW5ncmFtLmluZ2VzdGlvbi52MS5Eb2N1bWVudCLVAgoUTGlzdERvY3VtZW50c1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkSJgoFc2NvcGUYAyABKA4yFy5lbmdyYW0uY29tbW9uLnYxLlNjb3BlEg4KBm9yZ19pZBgEIAEoCRISCgptaW1lX3R5cGVzGAUgAygJEjIKBnN0YXRlcxgGIAMoDjIiLmVuZ3JhbS5pbmdlc3Rpb24udjEuRG9jdW1lbnRTdGF0ZRIbChNkaXNwbGF5X25hbWVfcHJlZml4GAcgASgJEhIKCnNvdXJjZV91cmkYCCABKAkSFAoMY29udGVudF9oYXNoGAkgASgJEjYKEWNyZWF0ZV90aW1lX3JhbmdlGAogASgLMhsuZW5ncmFtLmNvbW1vbi52MS5UaW1lUmFuZ2USFwoPb3duZWRfYnlfY2FsbGVyGAsgASgIImIKFUxpc3REb2N1bWVudHNSZXNwb25zZRIwCglkb2N1bWVudHMYASADKAsyHS5lbmdyYW0uaW5nZXN0aW9uLnYxLkRvY3VtZW50EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSI5ChVEZWxldGVEb2N1bWVudFJlcXVlc3QSEgoEbmFtZRgBIAEoCUIE4kEBAhIMCgRldGFnGAIgASgJIj4KFkRlbGV0ZURvY3VtZW50UmVzcG9uc2USDAoEbmFtZRgBIAEoCRIWCg5jaHVua3NfZGVsZXRlZBgCIAEoBSIlCg9HZXRDaHVua1JlcXVlc3QSEgoEbmFtZRgBIAEoCUIE4kEBAiI9ChBHZXRDaHVua1Jlc3BvbnNlEikKBWNodW5rGAEgASgLMhouZW5ncmFtLmluZ2VzdGlvbi52MS5DaHVuayLTAQoRTGlzdENodW5rc1JlcXVlc3QSFAoGcGFyZW50GAEgASgJQgTiQQECEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEhkKDGZyb21fb3JkaW5hbBgEIAEoBUgAiAEBEhcKCnRvX29yZGluYWwYBSABKAVIAYgBARItCgVraW5kcxgGIAMoDjIeLmVuZ3JhbS5pbmdlc3Rpb24udjEuQ2h1bmtLaW5kQg8KDV9mcm9tX29yZGluYWxCDQoLX3RvX29yZGluYWwiWQoSTGlzdENodW5rc1Jlc3BvbnNlEioKBmNodW5rcxgBIAMoCzIaLmVuZ3JhbS5pbmdlc3Rpb24udjEuQ2h1bmsSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIlkKFENyZWF0ZVNlc3Npb25SZXF1ZXN0Ei0KB3Nlc3Npb24YASABKAsyHC5lbmdyYW0uaW5nZXN0aW9uLnYxLlNlc3Npb24SEgoKcmVxdWVzdF9pZBgCIAEoCSJGChVDcmVhdGVTZXNzaW9uUmVzcG9uc2USLQoHc2Vzc2lvbhgBIAEoCzIcLmVuZ3JhbS5pbmdlc3Rpb24udjEuU2Vzc2lvbiInChFHZXRTZXNzaW9uUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECIkMKEkdldFNlc3Npb25SZXNwb25zZRItCgdzZXNzaW9uGAEgASgLMhwuZW5ncmFtLmluZ2VzdGlvbi52MS5TZXNzaW9uIr8BChNMaXN0U2Vzc2lvbnNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJEjQKCHN0YXR1c2VzGAMgAygOMiIuZW5ncmFtLmluZ2VzdGlvbi52MS5TZXNzaW9uU3RhdHVzEhMKC2V4dGVybmFsX2lkGAQgASgJEjYKEWNyZWF0ZV90aW1lX3JhbmdlGAUgASgLMhsuZW5ncmFtLmNvbW1vbi52MS5UaW1lUmFuZ2UiXwoUTGlzdFNlc3Npb25zUmVzcG9uc2USLgoIc2Vzc2lvbnMYASADKAsyHC5lbmdyYW0uaW5nZXN0aW9uLnYxLlNlc3Npb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIpABChRVcGRhdGVTZXNzaW9uUmVxdWVzdBIzCgdzZXNzaW9uGAEgASgLMhwuZW5ncmFtLmluZ2VzdGlvbi52MS5TZXNzaW9uQgTiQQECEjUKC3VwZGF0ZV9tYXNrGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFza0IE4kEBAhIMCgRldGFnGAMgASgJIn0KFVVwZGF0ZVNlc3Npb25SZXNwb25zZRItCgdzZXNzaW9uGAEgASgLMhwuZW5ncmFtLmluZ2VzdGlvbi52MS5TZXNzaW9uEjUKD2Nsb3NlZF9tZW1fY2VsbBgCIAEoCzIcLmVuZ3JhbS5pbmdlc3Rpb24udjEuTWVtQ2VsbCI4ChREZWxldGVTZXNzaW9uUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECEgwKBGV0YWcYAiABKAkiWgoVRGVsZXRlU2Vzc2lvblJlc3BvbnNlEgwKBG5hbWUYASABKAkSGAoQbWVzc2FnZXNfZGVsZXRlZBgCIAEoAxIZChFtZW1fY2VsbHNfZGVsZXRlZBgDIAEoBSK3AQoVQXBwZW5kTWVzc2FnZXNSZXF1ZXN0EhQKBnBhcmVudBgBIAEoCUIE4kEBAhI0CghtZXNzYWdlcxgCIAMoCzIcLmVuZ3JhbS5pbmdlc3Rpb24udjEuTWVzc2FnZUIE4kEBAhISCgpyZXF1ZXN0X2lkGAMgASgJEiMKFmV4cGVjdGVkX2xhc3Rfc2VxdWVuY2UYBCABKANIAIgBAUIZChdfZXhwZWN0ZWRfbGFzdF9zZXF1ZW5jZSKvAQoWQXBwZW5kTWVzc2FnZXNSZXNwb25zZRIuCghtZXNzYWdlcxgBIAMoCzIcLmVuZ3JhbS5pbmdlc3Rpb24udjEuTWVzc2FnZRI2ChBjbG9zZWRfbWVtX2NlbGxzGAIgAygLMhwuZW5ncmFtLmluZ2VzdGlvbi52MS5NZW1DZWxsEi0KB3Nlc3Npb24YAyABKAsyHC5lbmdyYW0uaW5nZXN0aW9uLnYxLlNlc3Npb24iJwoRR2V0TWVzc2FnZVJlcXVlc3QSEgoEbmFtZRgBIAEoCUIE4kEBAiJDChJHZXRNZXNzYWdlUmVzcG9uc2USLQoHbWVzc2FnZRgBIAEoCzIcLmVuZ3JhbS5pbmdlc3Rpb24udjEuTWVzc2FnZSK6AgoTTGlzdE1lc3NhZ2VzUmVxdWVzdBIUCgZwYXJlbnQYASABKAlCBOJBAQISEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSGgoNZnJvbV9zZXF1ZW5jZRgEIAEoA0gAiAEBEhgKC3RvX3NlcXVlbmNlGAUgASgDSAGIAQESLwoFcm9sZXMYBiADKA4yIC5lbmdyYW0uaW5nZXN0aW9uLnYxLk1lc3NhZ2VSb2xlEh4KEWluY2x1ZGVfY29tcGFjdGVkGAcgASgISAKIAQESEQoJb3Blbl9vbmx5GAggASgIEhQKDG5ld2VzdF9maXJzdBgJIAEoCEIQCg5fZnJvbV9zZXF1ZW5jZUIOCgxfdG9fc2VxdWVuY2VCFAoSX2luY2x1ZGVfY29tcGFjdGVkIl8KFExpc3RNZXNzYWdlc1Jlc3BvbnNlEi4KCG1lc3NhZ2VzGAEgAygLMhwuZW5ncmFtLmluZ2VzdGlvbi52MS5NZXNzYWdlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSKmAQoTRmx1c2hTZXNzaW9uUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECEg4KBnJlYXNvbhgCIAEoCRISCgpyZXF1ZXN0X2lkGAMgASgJEhsKE3dhaXRfZm9yX2V4dHJhY3Rpb24YBCABKAgSOgoXZXh0cmFjdGlvbl93YWl0X3RpbWVvdXQYBSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iRgoURmx1c2hTZXNzaW9uUmVzcG9uc2USLgoIbWVtX2NlbGwYASABKAsyHC5lbmdyYW0uaW5nZXN0aW9uLnYxLk1lbUNlbGwiJwoRR2V0TWVtQ2VsbFJlcXVlc3QSEgoEbmFtZRgBIAEoCUIE4kEBAiJEChJHZXRNZW1DZWxsUmVzcG9uc2USLgoIbWVtX2NlbGwYASABKAsyHC5lbmdyYW0uaW5nZXN0aW9uLnYxLk1lbUNlbGwiiAEKE0xpc3RNZW1DZWxsc1JlcXVlc3QSFAoGcGFyZW50GAEgASgJQgTiQQECEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEjQKCHN0YXR1c2VzGAQgAygOMiIuZW5ncmFtLmluZ2VzdGlvbi52MS5NZW1DZWxsU3RhdHVzImAKFExpc3RNZW1DZWxsc1Jlc3BvbnNlEi8KCW1lbV9jZWxscxgBIAMoCzIcLmVuZ3JhbS5pbmdlc3Rpb24udjEuTWVtQ2VsbBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkilQEKE0VyYXNlU3ViamVjdFJlcXVlc3QSFQoHc3ViamVjdBgBIAEoCUIE4kEBAhIcCg5mb3JnZXRfcmVjZWlwdBgCIAEoCUIE4kEBAhI1CgtjdXRvZmZfdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBOJBAQISEgoKcmVxdWVzdF9pZBgEIAEoCSJwChRFcmFzZVN1YmplY3RSZXNwb25zZRIRCglkb2N1bWVudHMYASABKAMSDgoGY2h1bmtzGAIgASgDEhAKCHNlc3Npb25zGAMgASgDEhAKCG1lc3NhZ2VzGAQgASgDEhEKCW1lbV9jZWxscxgFIAEoAyqXAQoLSW5nZXN0UGhhc2USHAoYSU5HRVNUX1BIQVNFX1VOU1BFQ0lGSUVEEAASGgoWSU5HRVNUX1BIQVNFX1JFQ0VJVklORxABEhkKFUlOR0VTVF9QSEFTRV9DSFVOS0lORxACEhgKFElOR0VTVF9QSEFTRV9XUklUSU5HEAMSGQoVSU5HRVNUX1BIQVNFX0lOREVYSU5HEAQypA8KEEluZ2VzdGlvblNlcnZpY2USaQoOSW5nZXN0RG9jdW1lbnQSKi5lbmdyYW0uaW5nZXN0aW9uLnYxLkluZ2VzdERvY3VtZW50UmVxdWVzdBorLmVuZ3JhbS5pbmdlc3Rpb24udjEuSW5nZXN0RG9jdW1lbnRSZXNwb25zZRJ/ChRTdHJlYW1Jbmdlc3REb2N1bWVudBIwLmVuZ3JhbS5pbmdlc3Rpb24udjEuU3RyZWFtSW5nZXN0RG9jdW1lbnRSZXF1ZXN0GjEuZW5ncmFtLmluZ2VzdGlvbi52MS5TdHJlYW1Jbmdlc3REb2N1bWVudFJlc3BvbnNlKAEwARJgCgtHZXREb2N1bWVudBInLmVuZ3JhbS5pbmdlc3Rpb24udjEuR2V0RG9jdW1lbnRSZXF1ZXN0GiguZW5ncmFtLmluZ2VzdGlvbi52MS5HZXREb2N1bWVudFJlc3BvbnNlEmYKDUxpc3REb2N1bWVudHMSKS5lbmdyYW0uaW5nZXN0aW9uLnYxLkxpc3REb2N1bWVudHNSZXF1ZXN0GiouZW5ncmFtLmluZ2VzdGlvbi52MS5MaXN0RG9jdW1lbnRzUmVzcG9uc2USaQoORGVsZXRlRG9jdW1lbnQSKi5lbmdyYW0uaW5nZXN0aW9uLnYxLkRlbGV0ZURvY3VtZW50UmVxdWVzdBorLmVuZ3JhbS5pbmdlc3Rpb24udjEuRGVsZXRlRG9jdW1lbnRSZXNwb25zZRJXCghHZXRDaHVuaxIkLmVuZ3JhbS5pbmdlc3Rpb24udjEuR2V0Q2h1bmtSZXF1ZXN0GiUuZW5ncmFtLmluZ2VzdGlvbi52MS5HZXRDaHVua1Jlc3BvbnNlEl0KCkxpc3RDaHVua3MSJi5lbmdyYW0uaW5nZXN0aW9uLnYxLkxpc3RDaHVua3NSZXF1ZXN0GicuZW5ncmFtLmluZ2VzdGlvbi52MS5MaXN0Q2h1bmtzUmVzcG9uc2USZgoNQ3JlYXRlU2Vzc2lvbhIpLmVuZ3JhbS5pbmdlc3Rpb24udjEuQ3JlYXRlU2Vzc2lvblJlcXVlc3QaKi5lbmdyYW0uaW5nZXN0aW9uLnYxLkNyZWF0ZVNlc3Npb25SZXNwb25zZRJdCgpHZXRTZXNzaW9uEiYuZW5ncmFtLmluZ2VzdGlvbi52MS5HZXRTZXNzaW9uUmVxdWVzdBonLmVuZ3JhbS5pbmdlc3Rpb24udjEuR2V0U2Vzc2lvblJlc3BvbnNlEmMKDExpc3RTZXNzaW9ucxIoLmVuZ3JhbS5pbmdlc3Rpb24udjEuTGlzdFNlc3Npb25zUmVxdWVzdBopLmVuZ3JhbS5pbmdlc3Rpb24udjEuTGlzdFNlc3Npb25zUmVzcG9uc2USZgoNVXBkYXRlU2Vzc2lvbhIpLmVuZ3JhbS5pbmdlc3Rpb24udjEuVXBkYXRlU2Vzc2lvblJlcXVlc3QaKi5lbmdyYW0uaW5nZXN0aW9uLnYxLlVwZGF0ZVNlc3Npb25SZXNwb25zZRJmCg1EZWxldGVTZXNzaW9uEikuZW5ncmFtLmluZ2VzdGlvbi52MS5EZWxldGVTZXNzaW9uUmVxdWVzdBoqLmVuZ3JhbS5pbmdlc3Rpb24udjEuRGVsZXRlU2Vzc2lvblJlc3BvbnNlEmkKDkFwcGVuZE1lc3NhZ2VzEiouZW5ncmFtLmluZ2VzdGlvbi52MS5BcHBlbmRNZXNzYWdlc1JlcXVlc3QaKy5lbmdyYW0uaW5nZXN0aW9uLnYxLkFwcGVuZE1lc3NhZ2VzUmVzcG9uc2USXQoKR2V0TWVzc2FnZRImLmVuZ3JhbS5pbmdlc3Rpb24udjEuR2V0TWVzc2FnZVJlcXVlc3QaJy5lbmdyYW0uaW5nZXN0aW9uLnYxLkdldE1lc3NhZ2VSZXNwb25zZRJjCgxMaXN0TWVzc2FnZXMSKC5lbmdyYW0uaW5nZXN0aW9uLnYxLkxpc3RNZXNzYWdlc1JlcXVlc3QaKS5lbmdyYW0uaW5nZXN0aW9uLnYxLkxpc3RNZXNzYWdlc1Jlc3BvbnNlEmMKDEZsdXNoU2Vzc2lvbhIoLmVuZ3JhbS5pbmdlc3Rpb24udjEuRmx1c2hTZXNzaW9uUmVxdWVzdBopLmVuZ3JhbS5pbmdlc3Rpb24udjEuRmx1c2hTZXNzaW9uUmVzcG9uc2USXQoKR2V0TWVtQ2VsbBImLmVuZ3JhbS5pbmdlc3Rpb24udjEuR2V0TWVtQ2VsbFJlcXVlc3QaJy5lbmdyYW0uaW5nZXN0aW9uLnYxLkdldE1lbUNlbGxSZXNwb25zZRJjCgxMaXN0TWVtQ2VsbHMSKC5lbmdyYW0uaW5nZXN0aW9uLnYxLkxpc3RNZW1DZWxsc1JlcXVlc3QaKS5lbmdyYW0uaW5nZXN0aW9uLnYxLkxpc3RNZW1DZWxsc1Jlc3BvbnNlEmMKDEVyYXNlU3ViamVjdBIoLmVuZ3JhbS5pbmdlc3Rpb24udjEuRXJhc2VTdWJqZWN0UmVxdWVzdBopLmVuZ3JhbS5pbmdlc3Rpb24udjEuRXJhc2VTdWJqZWN0UmVzcG9uc2ViBnByb3RvMw", [file_engram_common_v1_scope, file_engram_common_v1_time_range, file_engram_ingestion_v1_document, file_engram_ingestion_v1_session, file_google_api_field_behavior, file_google_protobuf_duration, file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
+  fileDesc("CitlbmdyYW0vaW5nZXN0aW9uL3YxL2luZ2VzdGlvbl9zZXJ2aWNlLnByb3RvEhNlbmdyYW0uaW5nZXN0aW9uLnYxIoACChVJbmdlc3REb2N1bWVudFJlcXVlc3QSNQoIZG9jdW1lbnQYASABKAsyHS5lbmdyYW0uaW5nZXN0aW9uLnYxLkRvY3VtZW50QgTiQQECEhUKB2NvbnRlbnQYAiABKAxCBOJBAQISNgoIY2h1bmtpbmcYAyABKAsyJC5lbmdyYW0uaW5nZXN0aW9uLnYxLkNodW5raW5nT3B0aW9ucxISCgpyZXF1ZXN0X2lkGAQgASgJEhYKDndhaXRfZm9yX2luZGV4GAUgASgIEjUKEmluZGV4X3dhaXRfdGltZW91dBgGIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiKgAQoWSW5nZXN0RG9jdW1lbnRSZXNwb25zZRIvCghkb2N1bWVudBgBIAEoCzIdLmVuZ3JhbS5pbmdlc3Rpb24udjEuRG9jdW1lbnQSFgoOY2h1bmtzX3dyaXR0ZW4YAiABKAUSFAoMZGVkdXBsaWNhdGVkGAMgASgIEg8KB3Jlc3VtZWQYBCABKAgSFgoOaW5kZXhfY29tcGxldGUYBSABKAgimAEKG1N0cmVhbUluZ2VzdERvY3VtZW50UmVxdWVzdBI7CgZoZWFkZXIYASABKAsyKS5lbmdyYW0uaW5nZXN0aW9uLnYxLkluZ2VzdERvY3VtZW50SGVhZGVySAASMQoEcGFydBgCIAEoCzIhLmVuZ3JhbS5pbmdlc3Rpb24udjEuRG9jdW1lbnRQYXJ0SABCCQoHcGF5bG9hZCKiAgoUSW5nZXN0RG9jdW1lbnRIZWFkZXISNQoIZG9jdW1lbnQYASABKAsyHS5lbmdyYW0uaW5nZXN0aW9uLnYxLkRvY3VtZW50QgTiQQECEjYKCGNodW5raW5nGAIgASgLMiQuZW5ncmFtLmluZ2VzdGlvbi52MS5DaHVua2luZ09wdGlvbnMSEgoKcmVxdWVzdF9pZBgDIAEoCRIgChNleHBlY3RlZF9zaXplX2J5dGVzGAQgASgDSACIAQESFgoOd2FpdF9mb3JfaW5kZXgYBSABKAgSNQoSaW5kZXhfd2FpdF90aW1lb3V0GAYgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uQhYKFF9leHBlY3RlZF9zaXplX2J5dGVzIiIKDERvY3VtZW50UGFydBISCgRkYXRhGAEgASgMQgTiQQECIp8BChxTdHJlYW1Jbmdlc3REb2N1bWVudFJlc3BvbnNlEjcKCHByb2dyZXNzGAEgASgLMiMuZW5ncmFtLmluZ2VzdGlvbi52MS5Jbmdlc3RQcm9ncmVzc0gAEj0KBnJlc3VsdBgCIAEoCzIrLmVuZ3JhbS5pbmdlc3Rpb24udjEuSW5nZXN0RG9jdW1lbnRSZXNwb25zZUgAQgcKBWV2ZW50ItABCg5Jbmdlc3RQcm9ncmVzcxIvCgVwaGFzZRgBIAEoDjIgLmVuZ3JhbS5pbmdlc3Rpb24udjEuSW5nZXN0UGhhc2USFgoOYnl0ZXNfcmVjZWl2ZWQYAiABKAMSGwoTZXhwZWN0ZWRfc2l6ZV9ieXRlcxgDIAEoAxIWCg5jaHVua3NfcGxhbm5lZBgEIAEoBRIWCg5jaHVua3Nfd3JpdHRlbhgFIAEoBRIWCg5jaHVua3NfaW5kZXhlZBgGIAEoBRIQCghkb2N1bWVudBgHIAEoCSIoChJHZXREb2N1bWVudFJlcXVlc3QSEgoEbmFtZRgBIAEoCUIE4kEBAiJGChNHZXREb2N1bWVudFJlc3BvbnNlEi8KCGRvY3VtZW50GAEgASgLMh0uZW5ncmFtLmluZ2VzdGlvbi52MS5Eb2N1bWVudCLVAgoUTGlzdERvY3VtZW50c1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkSJgoFc2NvcGUYAyABKA4yFy5lbmdyYW0uY29tbW9uLnYxLlNjb3BlEg4KBm9yZ19pZBgEIAEoCRISCgptaW1lX3R5cGVzGAUgAygJEjIKBnN0YXRlcxgGIAMoDjIiLmVuZ3JhbS5pbmdlc3Rpb24udjEuRG9jdW1lbnRTdGF0ZRIbChNkaXNwbGF5X25hbWVfcHJlZml4GAcgASgJEhIKCnNvdXJjZV91cmkYCCABKAkSFAoMY29udGVudF9oYXNoGAkgASgJEjYKEWNyZWF0ZV90aW1lX3JhbmdlGAogASgLMhsuZW5ncmFtLmNvbW1vbi52MS5UaW1lUmFuZ2USFwoPb3duZWRfYnlfY2FsbGVyGAsgASgIImIKFUxpc3REb2N1bWVudHNSZXNwb25zZRIwCglkb2N1bWVudHMYASADKAsyHS5lbmdyYW0uaW5nZXN0aW9uLnYxLkRvY3VtZW50EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSI5ChVEZWxldGVEb2N1bWVudFJlcXVlc3QSEgoEbmFtZRgBIAEoCUIE4kEBAhIMCgRldGFnGAIgASgJIj4KFkRlbGV0ZURvY3VtZW50UmVzcG9uc2USDAoEbmFtZRgBIAEoCRIWCg5jaHVua3NfZGVsZXRlZBgCIAEoBSIlCg9HZXRDaHVua1JlcXVlc3QSEgoEbmFtZRgBIAEoCUIE4kEBAiI9ChBHZXRDaHVua1Jlc3BvbnNlEikKBWNodW5rGAEgASgLMhouZW5ncmFtLmluZ2VzdGlvbi52MS5DaHVuayLTAQoRTGlzdENodW5rc1JlcXVlc3QSFAoGcGFyZW50GAEgASgJQgTiQQECEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEhkKDGZyb21fb3JkaW5hbBgEIAEoBUgAiAEBEhcKCnRvX29yZGluYWwYBSABKAVIAYgBARItCgVraW5kcxgGIAMoDjIeLmVuZ3JhbS5pbmdlc3Rpb24udjEuQ2h1bmtLaW5kQg8KDV9mcm9tX29yZGluYWxCDQoLX3RvX29yZGluYWwiWQoSTGlzdENodW5rc1Jlc3BvbnNlEioKBmNodW5rcxgBIAMoCzIaLmVuZ3JhbS5pbmdlc3Rpb24udjEuQ2h1bmsSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIlkKFENyZWF0ZVNlc3Npb25SZXF1ZXN0Ei0KB3Nlc3Npb24YASABKAsyHC5lbmdyYW0uaW5nZXN0aW9uLnYxLlNlc3Npb24SEgoKcmVxdWVzdF9pZBgCIAEoCSJGChVDcmVhdGVTZXNzaW9uUmVzcG9uc2USLQoHc2Vzc2lvbhgBIAEoCzIcLmVuZ3JhbS5pbmdlc3Rpb24udjEuU2Vzc2lvbiInChFHZXRTZXNzaW9uUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECIkMKEkdldFNlc3Npb25SZXNwb25zZRItCgdzZXNzaW9uGAEgASgLMhwuZW5ncmFtLmluZ2VzdGlvbi52MS5TZXNzaW9uIr8BChNMaXN0U2Vzc2lvbnNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJEjQKCHN0YXR1c2VzGAMgAygOMiIuZW5ncmFtLmluZ2VzdGlvbi52MS5TZXNzaW9uU3RhdHVzEhMKC2V4dGVybmFsX2lkGAQgASgJEjYKEWNyZWF0ZV90aW1lX3JhbmdlGAUgASgLMhsuZW5ncmFtLmNvbW1vbi52MS5UaW1lUmFuZ2UiXwoUTGlzdFNlc3Npb25zUmVzcG9uc2USLgoIc2Vzc2lvbnMYASADKAsyHC5lbmdyYW0uaW5nZXN0aW9uLnYxLlNlc3Npb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIpABChRVcGRhdGVTZXNzaW9uUmVxdWVzdBIzCgdzZXNzaW9uGAEgASgLMhwuZW5ncmFtLmluZ2VzdGlvbi52MS5TZXNzaW9uQgTiQQECEjUKC3VwZGF0ZV9tYXNrGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFza0IE4kEBAhIMCgRldGFnGAMgASgJIn0KFVVwZGF0ZVNlc3Npb25SZXNwb25zZRItCgdzZXNzaW9uGAEgASgLMhwuZW5ncmFtLmluZ2VzdGlvbi52MS5TZXNzaW9uEjUKD2Nsb3NlZF9tZW1fY2VsbBgCIAEoCzIcLmVuZ3JhbS5pbmdlc3Rpb24udjEuTWVtQ2VsbCI4ChREZWxldGVTZXNzaW9uUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECEgwKBGV0YWcYAiABKAkiWgoVRGVsZXRlU2Vzc2lvblJlc3BvbnNlEgwKBG5hbWUYASABKAkSGAoQbWVzc2FnZXNfZGVsZXRlZBgCIAEoAxIZChFtZW1fY2VsbHNfZGVsZXRlZBgDIAEoBSK3AQoVQXBwZW5kTWVzc2FnZXNSZXF1ZXN0EhQKBnBhcmVudBgBIAEoCUIE4kEBAhI0CghtZXNzYWdlcxgCIAMoCzIcLmVuZ3JhbS5pbmdlc3Rpb24udjEuTWVzc2FnZUIE4kEBAhISCgpyZXF1ZXN0X2lkGAMgASgJEiMKFmV4cGVjdGVkX2xhc3Rfc2VxdWVuY2UYBCABKANIAIgBAUIZChdfZXhwZWN0ZWRfbGFzdF9zZXF1ZW5jZSKvAQoWQXBwZW5kTWVzc2FnZXNSZXNwb25zZRIuCghtZXNzYWdlcxgBIAMoCzIcLmVuZ3JhbS5pbmdlc3Rpb24udjEuTWVzc2FnZRI2ChBjbG9zZWRfbWVtX2NlbGxzGAIgAygLMhwuZW5ncmFtLmluZ2VzdGlvbi52MS5NZW1DZWxsEi0KB3Nlc3Npb24YAyABKAsyHC5lbmdyYW0uaW5nZXN0aW9uLnYxLlNlc3Npb24iJwoRR2V0TWVzc2FnZVJlcXVlc3QSEgoEbmFtZRgBIAEoCUIE4kEBAiJDChJHZXRNZXNzYWdlUmVzcG9uc2USLQoHbWVzc2FnZRgBIAEoCzIcLmVuZ3JhbS5pbmdlc3Rpb24udjEuTWVzc2FnZSK6AgoTTGlzdE1lc3NhZ2VzUmVxdWVzdBIUCgZwYXJlbnQYASABKAlCBOJBAQISEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSGgoNZnJvbV9zZXF1ZW5jZRgEIAEoA0gAiAEBEhgKC3RvX3NlcXVlbmNlGAUgASgDSAGIAQESLwoFcm9sZXMYBiADKA4yIC5lbmdyYW0uaW5nZXN0aW9uLnYxLk1lc3NhZ2VSb2xlEh4KEWluY2x1ZGVfY29tcGFjdGVkGAcgASgISAKIAQESEQoJb3Blbl9vbmx5GAggASgIEhQKDG5ld2VzdF9maXJzdBgJIAEoCEIQCg5fZnJvbV9zZXF1ZW5jZUIOCgxfdG9fc2VxdWVuY2VCFAoSX2luY2x1ZGVfY29tcGFjdGVkIl8KFExpc3RNZXNzYWdlc1Jlc3BvbnNlEi4KCG1lc3NhZ2VzGAEgAygLMhwuZW5ncmFtLmluZ2VzdGlvbi52MS5NZXNzYWdlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJpChxNYXJrTWVzc2FnZXNDb21wYWN0ZWRSZXF1ZXN0EhUKB3Nlc3Npb24YASABKAlCBOJBAQISHgoQdGhyb3VnaF9zZXF1ZW5jZRgCIAEoA0IE4kEBAhISCgpyZXF1ZXN0X2lkGAMgASgJIm0KHU1hcmtNZXNzYWdlc0NvbXBhY3RlZFJlc3BvbnNlEg8KB3Nlc3Npb24YASABKAkSIgoaY29tcGFjdGVkX3Rocm91Z2hfc2VxdWVuY2UYAiABKAMSFwoPbWVzc2FnZXNfbWFya2VkGAMgASgDIqYBChNGbHVzaFNlc3Npb25SZXF1ZXN0EhIKBG5hbWUYASABKAlCBOJBAQISDgoGcmVhc29uGAIgASgJEhIKCnJlcXVlc3RfaWQYAyABKAkSGwoTd2FpdF9mb3JfZXh0cmFjdGlvbhgEIAEoCBI6ChdleHRyYWN0aW9uX3dhaXRfdGltZW91dBgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiJGChRGbHVzaFNlc3Npb25SZXNwb25zZRIuCghtZW1fY2VsbBgBIAEoCzIcLmVuZ3JhbS5pbmdlc3Rpb24udjEuTWVtQ2VsbCInChFHZXRNZW1DZWxsUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECIkQKEkdldE1lbUNlbGxSZXNwb25zZRIuCghtZW1fY2VsbBgBIAEoCzIcLmVuZ3JhbS5pbmdlc3Rpb24udjEuTWVtQ2VsbCKIAQoTTGlzdE1lbUNlbGxzUmVxdWVzdBIUCgZwYXJlbnQYASABKAlCBOJBAQISEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSNAoIc3RhdHVzZXMYBCADKA4yIi5lbmdyYW0uaW5nZXN0aW9uLnYxLk1lbUNlbGxTdGF0dXMiYAoUTGlzdE1lbUNlbGxzUmVzcG9uc2USLwoJbWVtX2NlbGxzGAEgAygLMhwuZW5ncmFtLmluZ2VzdGlvbi52MS5NZW1DZWxsEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSKVAQoTRXJhc2VTdWJqZWN0UmVxdWVzdBIVCgdzdWJqZWN0GAEgASgJQgTiQQECEhwKDmZvcmdldF9yZWNlaXB0GAIgASgJQgTiQQECEjUKC2N1dG9mZl90aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIE4kEBAhISCgpyZXF1ZXN0X2lkGAQgASgJInAKFEVyYXNlU3ViamVjdFJlc3BvbnNlEhEKCWRvY3VtZW50cxgBIAEoAxIOCgZjaHVua3MYAiABKAMSEAoIc2Vzc2lvbnMYAyABKAMSEAoIbWVzc2FnZXMYBCABKAMSEQoJbWVtX2NlbGxzGAUgASgDKpcBCgtJbmdlc3RQaGFzZRIcChhJTkdFU1RfUEhBU0VfVU5TUEVDSUZJRUQQABIaChZJTkdFU1RfUEhBU0VfUkVDRUlWSU5HEAESGQoVSU5HRVNUX1BIQVNFX0NIVU5LSU5HEAISGAoUSU5HRVNUX1BIQVNFX1dSSVRJTkcQAxIZChVJTkdFU1RfUEhBU0VfSU5ERVhJTkcQBDKkEAoQSW5nZXN0aW9uU2VydmljZRJpCg5Jbmdlc3REb2N1bWVudBIqLmVuZ3JhbS5pbmdlc3Rpb24udjEuSW5nZXN0RG9jdW1lbnRSZXF1ZXN0GisuZW5ncmFtLmluZ2VzdGlvbi52MS5Jbmdlc3REb2N1bWVudFJlc3BvbnNlEn8KFFN0cmVhbUluZ2VzdERvY3VtZW50EjAuZW5ncmFtLmluZ2VzdGlvbi52MS5TdHJlYW1Jbmdlc3REb2N1bWVudFJlcXVlc3QaMS5lbmdyYW0uaW5nZXN0aW9uLnYxLlN0cmVhbUluZ2VzdERvY3VtZW50UmVzcG9uc2UoATABEmAKC0dldERvY3VtZW50EicuZW5ncmFtLmluZ2VzdGlvbi52MS5HZXREb2N1bWVudFJlcXVlc3QaKC5lbmdyYW0uaW5nZXN0aW9uLnYxLkdldERvY3VtZW50UmVzcG9uc2USZgoNTGlzdERvY3VtZW50cxIpLmVuZ3JhbS5pbmdlc3Rpb24udjEuTGlzdERvY3VtZW50c1JlcXVlc3QaKi5lbmdyYW0uaW5nZXN0aW9uLnYxLkxpc3REb2N1bWVudHNSZXNwb25zZRJpCg5EZWxldGVEb2N1bWVudBIqLmVuZ3JhbS5pbmdlc3Rpb24udjEuRGVsZXRlRG9jdW1lbnRSZXF1ZXN0GisuZW5ncmFtLmluZ2VzdGlvbi52MS5EZWxldGVEb2N1bWVudFJlc3BvbnNlElcKCEdldENodW5rEiQuZW5ncmFtLmluZ2VzdGlvbi52MS5HZXRDaHVua1JlcXVlc3QaJS5lbmdyYW0uaW5nZXN0aW9uLnYxLkdldENodW5rUmVzcG9uc2USXQoKTGlzdENodW5rcxImLmVuZ3JhbS5pbmdlc3Rpb24udjEuTGlzdENodW5rc1JlcXVlc3QaJy5lbmdyYW0uaW5nZXN0aW9uLnYxLkxpc3RDaHVua3NSZXNwb25zZRJmCg1DcmVhdGVTZXNzaW9uEikuZW5ncmFtLmluZ2VzdGlvbi52MS5DcmVhdGVTZXNzaW9uUmVxdWVzdBoqLmVuZ3JhbS5pbmdlc3Rpb24udjEuQ3JlYXRlU2Vzc2lvblJlc3BvbnNlEl0KCkdldFNlc3Npb24SJi5lbmdyYW0uaW5nZXN0aW9uLnYxLkdldFNlc3Npb25SZXF1ZXN0GicuZW5ncmFtLmluZ2VzdGlvbi52MS5HZXRTZXNzaW9uUmVzcG9uc2USYwoMTGlzdFNlc3Npb25zEiguZW5ncmFtLmluZ2VzdGlvbi52MS5MaXN0U2Vzc2lvbnNSZXF1ZXN0GikuZW5ncmFtLmluZ2VzdGlvbi52MS5MaXN0U2Vzc2lvbnNSZXNwb25zZRJmCg1VcGRhdGVTZXNzaW9uEikuZW5ncmFtLmluZ2VzdGlvbi52MS5VcGRhdGVTZXNzaW9uUmVxdWVzdBoqLmVuZ3JhbS5pbmdlc3Rpb24udjEuVXBkYXRlU2Vzc2lvblJlc3BvbnNlEmYKDURlbGV0ZVNlc3Npb24SKS5lbmdyYW0uaW5nZXN0aW9uLnYxLkRlbGV0ZVNlc3Npb25SZXF1ZXN0GiouZW5ncmFtLmluZ2VzdGlvbi52MS5EZWxldGVTZXNzaW9uUmVzcG9uc2USaQoOQXBwZW5kTWVzc2FnZXMSKi5lbmdyYW0uaW5nZXN0aW9uLnYxLkFwcGVuZE1lc3NhZ2VzUmVxdWVzdBorLmVuZ3JhbS5pbmdlc3Rpb24udjEuQXBwZW5kTWVzc2FnZXNSZXNwb25zZRJdCgpHZXRNZXNzYWdlEiYuZW5ncmFtLmluZ2VzdGlvbi52MS5HZXRNZXNzYWdlUmVxdWVzdBonLmVuZ3JhbS5pbmdlc3Rpb24udjEuR2V0TWVzc2FnZVJlc3BvbnNlEmMKDExpc3RNZXNzYWdlcxIoLmVuZ3JhbS5pbmdlc3Rpb24udjEuTGlzdE1lc3NhZ2VzUmVxdWVzdBopLmVuZ3JhbS5pbmdlc3Rpb24udjEuTGlzdE1lc3NhZ2VzUmVzcG9uc2USfgoVTWFya01lc3NhZ2VzQ29tcGFjdGVkEjEuZW5ncmFtLmluZ2VzdGlvbi52MS5NYXJrTWVzc2FnZXNDb21wYWN0ZWRSZXF1ZXN0GjIuZW5ncmFtLmluZ2VzdGlvbi52MS5NYXJrTWVzc2FnZXNDb21wYWN0ZWRSZXNwb25zZRJjCgxGbHVzaFNlc3Npb24SKC5lbmdyYW0uaW5nZXN0aW9uLnYxLkZsdXNoU2Vzc2lvblJlcXVlc3QaKS5lbmdyYW0uaW5nZXN0aW9uLnYxLkZsdXNoU2Vzc2lvblJlc3BvbnNlEl0KCkdldE1lbUNlbGwSJi5lbmdyYW0uaW5nZXN0aW9uLnYxLkdldE1lbUNlbGxSZXF1ZXN0GicuZW5ncmFtLmluZ2VzdGlvbi52MS5HZXRNZW1DZWxsUmVzcG9uc2USYwoMTGlzdE1lbUNlbGxzEiguZW5ncmFtLmluZ2VzdGlvbi52MS5MaXN0TWVtQ2VsbHNSZXF1ZXN0GikuZW5ncmFtLmluZ2VzdGlvbi52MS5MaXN0TWVtQ2VsbHNSZXNwb25zZRJjCgxFcmFzZVN1YmplY3QSKC5lbmdyYW0uaW5nZXN0aW9uLnYxLkVyYXNlU3ViamVjdFJlcXVlc3QaKS5lbmdyYW0uaW5nZXN0aW9uLnYxLkVyYXNlU3ViamVjdFJlc3BvbnNlYgZwcm90bzM", [file_engram_common_v1_scope, file_engram_common_v1_time_range, file_engram_ingestion_v1_document, file_engram_ingestion_v1_session, file_google_api_field_behavior, file_google_protobuf_duration, file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
 
 /**
  * Request of `IngestDocument`.
@@ -1040,9 +1040,9 @@ export type AppendMessagesRequest = Message<"engram.ingestion.v1.AppendMessagesR
 
   /**
    * The messages to append, 1–100, in conversation order. Clients set `role`, `content` and
-   * optionally `participant_name`, `tool_call_id`, `occur_time` and `metadata`; output-only
-   * fields are ignored. The whole request must also fit in the server's maximum receive size
-   * (default 5 MiB).
+   * optionally `participant_name`, `tool_call_id` (TOOL messages), `tool_calls` (ASSISTANT
+   * messages), `occur_time` and `metadata`; output-only fields are ignored. The whole request
+   * must also fit in the server's maximum receive size (default 5 MiB).
    *
    * @generated from field: repeated engram.ingestion.v1.Message messages = 2;
    */
@@ -1206,8 +1206,11 @@ export type ListMessagesRequest = Message<"engram.ingestion.v1.ListMessagesReque
   roles: MessageRole[];
 
   /**
-   * Whether messages already compacted into the session summary are included. Default (unset):
-   * true.
+   * Whether messages flagged `compacted` (compacted into the session summary by the context
+   * service and recorded with `MarkMessagesCompacted`) are included. Default (unset): true. The
+   * flag may briefly lag the context service's mark (see `MarkMessagesCompacted`); to read
+   * exactly the uncompacted tail, set `from_sequence` to the context `SessionState`'s
+   * `compacted_through_sequence` + 1 instead.
    *
    * @generated from field: optional bool include_compacted = 7;
    */
@@ -1265,6 +1268,85 @@ export const ListMessagesResponseSchema: GenMessage<ListMessagesResponse> = /*@_
   messageDesc(file_engram_ingestion_v1_ingestion_service, 32);
 
 /**
+ * Request of `MarkMessagesCompacted`.
+ *
+ * @generated from message engram.ingestion.v1.MarkMessagesCompactedRequest
+ */
+export type MarkMessagesCompactedRequest = Message<"engram.ingestion.v1.MarkMessagesCompactedRequest"> & {
+  /**
+   * The session, `sessions/{session}`, of any owner in the caller's tenant. Required.
+   *
+   * @generated from field: string session = 1;
+   */
+  session: string;
+
+  /**
+   * The new compaction mark: every message with `sequence` at or below it is flagged
+   * `compacted`. Required (0 fails with `FIELD_REQUIRED`); at least 1 and at most the session's
+   * `last_sequence` (`FIELD_INVALID` otherwise). Normally at or above the current mark (context
+   * sends its `SessionState.compacted_through_sequence`); a lower value is not an error but a
+   * no-op that returns the current mark.
+   *
+   * @generated from field: int64 through_sequence = 2;
+   */
+  throughSequence: bigint;
+
+  /**
+   * Idempotency key: 1–64 characters of `[A-Za-z0-9_-]`; the context service derives it from the
+   * session and the mark. Optional (the method is idempotent anyway); remembered per tenant and
+   * caller for at least 24 hours.
+   *
+   * @generated from field: string request_id = 3;
+   */
+  requestId: string;
+};
+
+/**
+ * Describes the message engram.ingestion.v1.MarkMessagesCompactedRequest.
+ * Use `create(MarkMessagesCompactedRequestSchema)` to create a new message.
+ */
+export const MarkMessagesCompactedRequestSchema: GenMessage<MarkMessagesCompactedRequest> = /*@__PURE__*/
+  messageDesc(file_engram_ingestion_v1_ingestion_service, 33);
+
+/**
+ * Response of `MarkMessagesCompacted`.
+ *
+ * @generated from message engram.ingestion.v1.MarkMessagesCompactedResponse
+ */
+export type MarkMessagesCompactedResponse = Message<"engram.ingestion.v1.MarkMessagesCompactedResponse"> & {
+  /**
+   * Name of the session, `sessions/{session}`.
+   *
+   * @generated from field: string session = 1;
+   */
+  session: string;
+
+  /**
+   * The session's compaction mark as ingestion now records it: the greater of the previous mark
+   * and the request's `through_sequence`.
+   *
+   * @generated from field: int64 compacted_through_sequence = 2;
+   */
+  compactedThroughSequence: bigint;
+
+  /**
+   * Number of messages this call flagged `compacted`; 0 for a no-op (a mark at or below the
+   * current one, e.g. a repeated call without `request_id`). A retry with the same `request_id`
+   * returns the original count.
+   *
+   * @generated from field: int64 messages_marked = 3;
+   */
+  messagesMarked: bigint;
+};
+
+/**
+ * Describes the message engram.ingestion.v1.MarkMessagesCompactedResponse.
+ * Use `create(MarkMessagesCompactedResponseSchema)` to create a new message.
+ */
+export const MarkMessagesCompactedResponseSchema: GenMessage<MarkMessagesCompactedResponse> = /*@__PURE__*/
+  messageDesc(file_engram_ingestion_v1_ingestion_service, 34);
+
+/**
  * Request of `FlushSession`.
  *
  * @generated from message engram.ingestion.v1.FlushSessionRequest
@@ -1317,7 +1399,7 @@ export type FlushSessionRequest = Message<"engram.ingestion.v1.FlushSessionReque
  * Use `create(FlushSessionRequestSchema)` to create a new message.
  */
 export const FlushSessionRequestSchema: GenMessage<FlushSessionRequest> = /*@__PURE__*/
-  messageDesc(file_engram_ingestion_v1_ingestion_service, 33);
+  messageDesc(file_engram_ingestion_v1_ingestion_service, 35);
 
 /**
  * Response of `FlushSession`.
@@ -1339,7 +1421,7 @@ export type FlushSessionResponse = Message<"engram.ingestion.v1.FlushSessionResp
  * Use `create(FlushSessionResponseSchema)` to create a new message.
  */
 export const FlushSessionResponseSchema: GenMessage<FlushSessionResponse> = /*@__PURE__*/
-  messageDesc(file_engram_ingestion_v1_ingestion_service, 34);
+  messageDesc(file_engram_ingestion_v1_ingestion_service, 36);
 
 /**
  * Request of `GetMemCell`.
@@ -1360,7 +1442,7 @@ export type GetMemCellRequest = Message<"engram.ingestion.v1.GetMemCellRequest">
  * Use `create(GetMemCellRequestSchema)` to create a new message.
  */
 export const GetMemCellRequestSchema: GenMessage<GetMemCellRequest> = /*@__PURE__*/
-  messageDesc(file_engram_ingestion_v1_ingestion_service, 35);
+  messageDesc(file_engram_ingestion_v1_ingestion_service, 37);
 
 /**
  * Response of `GetMemCell`.
@@ -1381,7 +1463,7 @@ export type GetMemCellResponse = Message<"engram.ingestion.v1.GetMemCellResponse
  * Use `create(GetMemCellResponseSchema)` to create a new message.
  */
 export const GetMemCellResponseSchema: GenMessage<GetMemCellResponse> = /*@__PURE__*/
-  messageDesc(file_engram_ingestion_v1_ingestion_service, 36);
+  messageDesc(file_engram_ingestion_v1_ingestion_service, 38);
 
 /**
  * Request of `ListMemCells`.
@@ -1423,7 +1505,7 @@ export type ListMemCellsRequest = Message<"engram.ingestion.v1.ListMemCellsReque
  * Use `create(ListMemCellsRequestSchema)` to create a new message.
  */
 export const ListMemCellsRequestSchema: GenMessage<ListMemCellsRequest> = /*@__PURE__*/
-  messageDesc(file_engram_ingestion_v1_ingestion_service, 37);
+  messageDesc(file_engram_ingestion_v1_ingestion_service, 39);
 
 /**
  * Response of `ListMemCells`.
@@ -1451,7 +1533,7 @@ export type ListMemCellsResponse = Message<"engram.ingestion.v1.ListMemCellsResp
  * Use `create(ListMemCellsResponseSchema)` to create a new message.
  */
 export const ListMemCellsResponseSchema: GenMessage<ListMemCellsResponse> = /*@__PURE__*/
-  messageDesc(file_engram_ingestion_v1_ingestion_service, 38);
+  messageDesc(file_engram_ingestion_v1_ingestion_service, 40);
 
 /**
  * Request of `EraseSubject`.
@@ -1497,7 +1579,7 @@ export type EraseSubjectRequest = Message<"engram.ingestion.v1.EraseSubjectReque
  * Use `create(EraseSubjectRequestSchema)` to create a new message.
  */
 export const EraseSubjectRequestSchema: GenMessage<EraseSubjectRequest> = /*@__PURE__*/
-  messageDesc(file_engram_ingestion_v1_ingestion_service, 39);
+  messageDesc(file_engram_ingestion_v1_ingestion_service, 41);
 
 /**
  * Response of `EraseSubject`. Counts are of what this call deleted (on an idempotent retry, what
@@ -1547,7 +1629,7 @@ export type EraseSubjectResponse = Message<"engram.ingestion.v1.EraseSubjectResp
  * Use `create(EraseSubjectResponseSchema)` to create a new message.
  */
 export const EraseSubjectResponseSchema: GenMessage<EraseSubjectResponse> = /*@__PURE__*/
-  messageDesc(file_engram_ingestion_v1_ingestion_service, 40);
+  messageDesc(file_engram_ingestion_v1_ingestion_service, 42);
 
 /**
  * Phases of a streamed ingestion, in order.
@@ -1610,12 +1692,13 @@ export const IngestPhaseSchema: GenEnum<IngestPhase> = /*@__PURE__*/
  * Every method requires a bearer credential; identity, tenant, org memberships and roles come
  * from it, never from request fields. Resources of other tenants, and resources the caller may
  * not see, are reported as NOT_FOUND `RESOURCE_NOT_FOUND`. A principal with the `service` role
- * (internal calls only) may read every resource of its tenant.
+ * (internal calls only) may read every resource of its tenant and is the only caller of the
+ * internal methods `MarkMessagesCompacted` and `EraseSubject`.
  *
  * Besides the reasons listed on each method, every method can fail with the generic reasons
- * `TOKEN_*` (UNAUTHENTICATED), `DEADLINE_EXCEEDED`, `CANCELLED`, `DEPENDENCY_UNAVAILABLE` and
- * `SHUTTING_DOWN` (UNAVAILABLE) and `INTERNAL`. A failed call has written nothing, except where a
- * method documents otherwise.
+ * `TOKEN_*` [UNAUTHENTICATED], `DEADLINE_EXCEEDED` [DEADLINE_EXCEEDED], `CANCELLED` [CANCELLED],
+ * `DEPENDENCY_UNAVAILABLE` and `SHUTTING_DOWN` [UNAVAILABLE] and `INTERNAL` [INTERNAL]. A failed
+ * call has written nothing, except where a method documents otherwise.
  *
  * --- Documents ---
  *
@@ -1868,9 +1951,10 @@ export const IngestionService: GenService<{
   /**
    * Deletes a session for good (hard delete): the session, all its messages and all its
    * MemCells, in one transaction, with outbox rows that remove its conversation rounds from the
-   * index; the context service's state for the session (summary, key points, open loops) is
-   * removed too. Extraction of MemCells whose attempt has not started is cancelled; an attempt
-   * already running in governance may still commit its memories.
+   * index; the context service's state for the session (summary, key points, open loops,
+   * compaction mark) is removed too, through context `DeleteSessionState`. Extraction of
+   * MemCells whose attempt has not started is cancelled; an attempt already running in
+   * governance may still commit its memories.
    *
    * Memories already extracted from the session are NOT deleted: they are governed by
    * governance and keep their evidence (which then points at deleted messages). To erase
@@ -1906,11 +1990,14 @@ export const IngestionService: GenService<{
    *
    * Errors beyond the generic ones:
    * - INVALID_ARGUMENT `NAME_INVALID`: `parent` is not `sessions/{session}`.
-   * - INVALID_ARGUMENT `FIELD_REQUIRED`: no messages, or a message without `role` or with empty
-   *   `content` (metadata `field`, e.g. `messages[3].content`).
+   * - INVALID_ARGUMENT `FIELD_REQUIRED`: no messages, a message without `role`, with empty
+   *   `content` (allowed only on an ASSISTANT message with `tool_calls`), or a tool call without
+   *   `id` or `name` (metadata `field`, e.g. `messages[3].content`).
    * - INVALID_ARGUMENT `FIELD_INVALID`: content over 32,000 characters, `occur_time` earlier than
    *   the previous message's or more than 5 minutes in the future, a malformed
-   *   `participant_name`, `tool_call_id` on a non-TOOL message, metadata over its limits.
+   *   `participant_name`, `tool_call_id` on a non-TOOL message, `tool_calls` on a non-ASSISTANT
+   *   message, more than 32 tool calls in a message, a malformed or repeated tool call `id`, a
+   *   malformed tool `name`, `arguments_json` over 32,000 characters, metadata over its limits.
    * - INVALID_ARGUMENT `REQUEST_ID_REUSED`: `request_id` was used with a different request.
    * - NOT_FOUND `RESOURCE_NOT_FOUND`: no such session owned by the caller.
    * - FAILED_PRECONDITION `SESSION_CLOSED`: the session is CLOSED.
@@ -1945,7 +2032,8 @@ export const IngestionService: GenService<{
   },
   /**
    * Lists messages of one of the caller's sessions, by `sequence` ascending (descending with
-   * `newest_first`).
+   * `newest_first`). The context service reads the uncompacted tail of a session with it
+   * (`from_sequence` just after its compaction mark, `newest_first`).
    *
    * Errors beyond the generic ones:
    * - INVALID_ARGUMENT `NAME_INVALID`: `parent` is not `sessions/{session}`.
@@ -1961,6 +2049,48 @@ export const IngestionService: GenService<{
     methodKind: "unary";
     input: typeof ListMessagesRequestSchema;
     output: typeof ListMessagesResponseSchema;
+  },
+  /**
+   * Records the context service's compaction mark on a session's messages: sets `compacted` on
+   * every message whose `sequence` is at or below `through_sequence` and not yet marked, and
+   * remembers the mark. Internal: called by the context service, with its own `service`
+   * credential, after it has committed a compaction (`engram.context.v1.ContextService`
+   * `CompactSession`, including the automatic compaction of `Chat`). Context owns the mark
+   * (`engram.context.v1.SessionState.compacted_through_sequence`); ingestion owns the messages
+   * and only mirrors the mark on them.
+   *
+   * Ordering: context first commits its new session state (summary, key points, open loops and
+   * the moved mark), then calls this method. A crash or failure between the two leaves messages
+   * whose `compacted` flag lags the mark; context repairs that by sending the mark again on the
+   * session's next compaction or on the next `BuildContext` (or `Chat`) for the session, so the
+   * flag catches up. It never runs ahead of the mark. Readers that need the exact boundary use
+   * `SessionState.compacted_through_sequence`, not the flag.
+   *
+   * Idempotent: the mark only moves forward. A `through_sequence` at or below the current mark
+   * changes nothing and returns the current mark with `messages_marked` 0; a retry with the same
+   * `request_id` and the same request returns the original response. Works on CLOSED sessions
+   * too. Changes neither the session's `etag` nor its `update_time` (the session's own fields do
+   * not change).
+   *
+   * Callers: principals with the `service` role only (the context service), for any session of
+   * their tenant.
+   *
+   * Errors beyond the generic ones:
+   * - INVALID_ARGUMENT `FIELD_REQUIRED`: `session` or `through_sequence` missing (0).
+   * - INVALID_ARGUMENT `NAME_INVALID`: `session` is not `sessions/{session}`.
+   * - INVALID_ARGUMENT `FIELD_INVALID`: `through_sequence` negative or greater than the session's
+   *   `last_sequence`.
+   * - INVALID_ARGUMENT `REQUEST_ID_REUSED`: `request_id` was used with a different request.
+   * - PERMISSION_DENIED `ROLE_REQUIRED`: the caller lacks the `service` role (metadata `role`:
+   *   `service`).
+   * - NOT_FOUND `RESOURCE_NOT_FOUND`: no such session in the caller's tenant.
+   *
+   * @generated from rpc engram.ingestion.v1.IngestionService.MarkMessagesCompacted
+   */
+  markMessagesCompacted: {
+    methodKind: "unary";
+    input: typeof MarkMessagesCompactedRequestSchema;
+    output: typeof MarkMessagesCompactedResponseSchema;
   },
   /**
    * Closes the open tail of a session into a MemCell now (boundary reason FLUSH) and hands it to

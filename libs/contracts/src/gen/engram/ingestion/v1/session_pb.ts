@@ -6,6 +6,8 @@ import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2"
 import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { ErrorReason } from "../../common/v1/error_reason_pb.js";
 import { file_engram_common_v1_error_reason } from "../../common/v1/error_reason_pb.js";
+import type { ToolCall } from "../../common/v1/tool_call_pb.js";
+import { file_engram_common_v1_tool_call } from "../../common/v1/tool_call_pb.js";
 import { file_google_api_field_behavior } from "../../../google/api/field_behavior_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
@@ -15,7 +17,7 @@ import type { Message as Message$1 } from "@bufbuild/protobuf";
  * Describes the file engram/ingestion/v1/session.proto.
  */
 export const file_engram_ingestion_v1_session: GenFile = /*@__PURE__*/
-  fileDesc("CiFlbmdyYW0vaW5nZXN0aW9uL3YxL3Nlc3Npb24ucHJvdG8SE2VuZ3JhbS5pbmdlc3Rpb24udjEivwUKB1Nlc3Npb24SEgoEbmFtZRgBIAEoCUIE4kEBAxIUCgxkaXNwbGF5X25hbWUYAiABKAkSGQoLZXh0ZXJuYWxfaWQYAyABKAlCBOJBAQUSEwoFb3duZXIYBCABKAlCBOJBAQMSFQoNbGFuZ3VhZ2VfY29kZRgFIAEoCRIRCgl0aW1lX3pvbmUYBiABKAkSPAoIbWV0YWRhdGEYByADKAsyKi5lbmdyYW0uaW5nZXN0aW9uLnYxLlNlc3Npb24uTWV0YWRhdGFFbnRyeRIyCgZzdGF0dXMYCiABKA4yIi5lbmdyYW0uaW5nZXN0aW9uLnYxLlNlc3Npb25TdGF0dXMSNAoKY2xvc2VfdGltZRgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBOJBAQMSGwoNbWVzc2FnZV9jb3VudBgUIAEoA0IE4kEBAxIbCg1sYXN0X3NlcXVlbmNlGBUgASgDQgTiQQEDEjsKEWxhc3RfbWVzc2FnZV90aW1lGBYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIE4kEBAxIgChJvcGVuX21lc3NhZ2VfY291bnQYFyABKANCBOJBAQMSHgoQb3Blbl90b2tlbl9jb3VudBgYIAEoA0IE4kEBAxIcCg5tZW1fY2VsbF9jb3VudBgZIAEoBUIE4kEBAxI1CgtjcmVhdGVfdGltZRgeIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBOJBAQMSNQoLdXBkYXRlX3RpbWUYHyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgTiQQEDEhIKBGV0YWcYICABKAlCBOJBAQMaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIu4DCgdNZXNzYWdlEhIKBG5hbWUYASABKAlCBOJBAQMSFgoIc2VxdWVuY2UYAiABKANCBOJBAQMSNQoEcm9sZRgDIAEoDjIgLmVuZ3JhbS5pbmdlc3Rpb24udjEuTWVzc2FnZVJvbGVCBeJBAgIFEhYKB2NvbnRlbnQYBCABKAlCBeJBAgIFEh4KEHBhcnRpY2lwYW50X25hbWUYBSABKAlCBOJBAQUSGgoMdG9vbF9jYWxsX2lkGAYgASgJQgTiQQEFEjQKCm9jY3VyX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgTiQQEFEkIKCG1ldGFkYXRhGAggAygLMiouZW5ncmFtLmluZ2VzdGlvbi52MS5NZXNzYWdlLk1ldGFkYXRhRW50cnlCBOJBAQUSGQoLdG9rZW5fY291bnQYCiABKAVCBOJBAQMSFwoJY29tcGFjdGVkGAsgASgIQgTiQQEDEhYKCG1lbV9jZWxsGAwgASgJQgTiQQEDEjUKC2NyZWF0ZV90aW1lGBQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIE4kEBAxovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEilgYKB01lbUNlbGwSEgoEbmFtZRgBIAEoCUIE4kEBAxIcCg5maXJzdF9zZXF1ZW5jZRgCIAEoA0IE4kEBAxIbCg1sYXN0X3NlcXVlbmNlGAMgASgDQgTiQQEDEhsKDW1lc3NhZ2VfY291bnQYBCABKAVCBOJBAQMSGQoLdG9rZW5fY291bnQYBSABKAVCBOJBAQMSQgoPYm91bmRhcnlfcmVhc29uGAYgASgOMiMuZW5ncmFtLmluZ2VzdGlvbi52MS5Cb3VuZGFyeVJlYXNvbkIE4kEBAxIbCg1ib3VuZGFyeV9ub3RlGAcgASgJQgTiQQEDEjgKBnN0YXR1cxgKIAEoDjIiLmVuZ3JhbS5pbmdlc3Rpb24udjEuTWVtQ2VsbFN0YXR1c0IE4kEBAxIWCghhdHRlbXB0cxgLIAEoBUIE4kEBAxIcCg5leHRyYWN0aW9uX2pvYhgMIAEoCUIE4kEBAxI+ChFsYXN0X2Vycm9yX3JlYXNvbhgNIAEoDjIdLmVuZ3JhbS5jb21tb24udjEuRXJyb3JSZWFzb25CBOJBAQMSIAoSbGFzdF9lcnJvcl9tZXNzYWdlGA4gASgJQgTiQQEDEjsKEW5leHRfYXR0ZW1wdF90aW1lGA8gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIE4kEBAxIzCglvcGVuX3RpbWUYFCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgTiQQEDEjsKEWxhc3RfbWVzc2FnZV90aW1lGBUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIE4kEBAxI0CgpjbG9zZV90aW1lGBYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIE4kEBAxI1CgtjcmVhdGVfdGltZRgXIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBOJBAQMSNQoLdXBkYXRlX3RpbWUYGCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgTiQQEDKmUKDVNlc3Npb25TdGF0dXMSHgoaU0VTU0lPTl9TVEFUVVNfVU5TUEVDSUZJRUQQABIZChVTRVNTSU9OX1NUQVRVU19BQ1RJVkUQARIZChVTRVNTSU9OX1NUQVRVU19DTE9TRUQQAiqOAQoLTWVzc2FnZVJvbGUSHAoYTUVTU0FHRV9ST0xFX1VOU1BFQ0lGSUVEEAASFQoRTUVTU0FHRV9ST0xFX1VTRVIQARIaChZNRVNTQUdFX1JPTEVfQVNTSVNUQU5UEAISFwoTTUVTU0FHRV9ST0xFX1NZU1RFTRADEhUKEU1FU1NBR0VfUk9MRV9UT09MEAQqlAIKDkJvdW5kYXJ5UmVhc29uEh8KG0JPVU5EQVJZX1JFQVNPTl9VTlNQRUNJRklFRBAAEiMKH0JPVU5EQVJZX1JFQVNPTl9NT0RFTF9KVURHRU1FTlQQARIfChtCT1VOREFSWV9SRUFTT05fREFURV9DSEFOR0UQAhIcChhCT1VOREFSWV9SRUFTT05fVElNRV9HQVAQAxIdChlCT1VOREFSWV9SRUFTT05fVE9LRU5fQ0FQEAQSHwobQk9VTkRBUllfUkVBU09OX01FU1NBR0VfQ0FQEAUSGQoVQk9VTkRBUllfUkVBU09OX0ZMVVNIEAYSIgoeQk9VTkRBUllfUkVBU09OX1NFU1NJT05fQ0xPU0VEEAcqqAEKDU1lbUNlbGxTdGF0dXMSHwobTUVNX0NFTExfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGwoXTUVNX0NFTExfU1RBVFVTX1BFTkRJTkcQARIeChpNRU1fQ0VMTF9TVEFUVVNfRVhUUkFDVElORxACEh0KGU1FTV9DRUxMX1NUQVRVU19FWFRSQUNURUQQAxIaChZNRU1fQ0VMTF9TVEFUVVNfRkFJTEVEEARiBnByb3RvMw", [file_engram_common_v1_error_reason, file_google_api_field_behavior, file_google_protobuf_timestamp]);
+  fileDesc("CiFlbmdyYW0vaW5nZXN0aW9uL3YxL3Nlc3Npb24ucHJvdG8SE2VuZ3JhbS5pbmdlc3Rpb24udjEi3QUKB1Nlc3Npb24SEgoEbmFtZRgBIAEoCUIE4kEBAxIaCgxkaXNwbGF5X25hbWUYAiABKAlCBOJBAQESGQoLZXh0ZXJuYWxfaWQYAyABKAlCBOJBAQUSEwoFb3duZXIYBCABKAlCBOJBAQMSGwoNbGFuZ3VhZ2VfY29kZRgFIAEoCUIE4kEBARIXCgl0aW1lX3pvbmUYBiABKAlCBOJBAQESQgoIbWV0YWRhdGEYByADKAsyKi5lbmdyYW0uaW5nZXN0aW9uLnYxLlNlc3Npb24uTWV0YWRhdGFFbnRyeUIE4kEBARI4CgZzdGF0dXMYCiABKA4yIi5lbmdyYW0uaW5nZXN0aW9uLnYxLlNlc3Npb25TdGF0dXNCBOJBAQESNAoKY2xvc2VfdGltZRgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBOJBAQMSGwoNbWVzc2FnZV9jb3VudBgUIAEoA0IE4kEBAxIbCg1sYXN0X3NlcXVlbmNlGBUgASgDQgTiQQEDEjsKEWxhc3RfbWVzc2FnZV90aW1lGBYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIE4kEBAxIgChJvcGVuX21lc3NhZ2VfY291bnQYFyABKANCBOJBAQMSHgoQb3Blbl90b2tlbl9jb3VudBgYIAEoA0IE4kEBAxIcCg5tZW1fY2VsbF9jb3VudBgZIAEoBUIE4kEBAxI1CgtjcmVhdGVfdGltZRgeIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBOJBAQMSNQoLdXBkYXRlX3RpbWUYHyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgTiQQEDEhIKBGV0YWcYICABKAlCBOJBAQMaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIqMECgdNZXNzYWdlEhIKBG5hbWUYASABKAlCBOJBAQMSFgoIc2VxdWVuY2UYAiABKANCBOJBAQMSNQoEcm9sZRgDIAEoDjIgLmVuZ3JhbS5pbmdlc3Rpb24udjEuTWVzc2FnZVJvbGVCBeJBAgIFEhUKB2NvbnRlbnQYBCABKAlCBOJBAQUSHgoQcGFydGljaXBhbnRfbmFtZRgFIAEoCUIE4kEBBRIaCgx0b29sX2NhbGxfaWQYBiABKAlCBOJBAQUSNAoKb2NjdXJfdGltZRgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBOJBAQUSQgoIbWV0YWRhdGEYCCADKAsyKi5lbmdyYW0uaW5nZXN0aW9uLnYxLk1lc3NhZ2UuTWV0YWRhdGFFbnRyeUIE4kEBBRI0Cgp0b29sX2NhbGxzGAkgAygLMhouZW5ncmFtLmNvbW1vbi52MS5Ub29sQ2FsbEIE4kEBBRIZCgt0b2tlbl9jb3VudBgKIAEoBUIE4kEBAxIXCgljb21wYWN0ZWQYCyABKAhCBOJBAQMSFgoIbWVtX2NlbGwYDCABKAlCBOJBAQMSNQoLY3JlYXRlX3RpbWUYFCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgTiQQEDGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKWBgoHTWVtQ2VsbBISCgRuYW1lGAEgASgJQgTiQQEDEhwKDmZpcnN0X3NlcXVlbmNlGAIgASgDQgTiQQEDEhsKDWxhc3Rfc2VxdWVuY2UYAyABKANCBOJBAQMSGwoNbWVzc2FnZV9jb3VudBgEIAEoBUIE4kEBAxIZCgt0b2tlbl9jb3VudBgFIAEoBUIE4kEBAxJCCg9ib3VuZGFyeV9yZWFzb24YBiABKA4yIy5lbmdyYW0uaW5nZXN0aW9uLnYxLkJvdW5kYXJ5UmVhc29uQgTiQQEDEhsKDWJvdW5kYXJ5X25vdGUYByABKAlCBOJBAQMSOAoGc3RhdHVzGAogASgOMiIuZW5ncmFtLmluZ2VzdGlvbi52MS5NZW1DZWxsU3RhdHVzQgTiQQEDEhYKCGF0dGVtcHRzGAsgASgFQgTiQQEDEhwKDmV4dHJhY3Rpb25fam9iGAwgASgJQgTiQQEDEj4KEWxhc3RfZXJyb3JfcmVhc29uGA0gASgOMh0uZW5ncmFtLmNvbW1vbi52MS5FcnJvclJlYXNvbkIE4kEBAxIgChJsYXN0X2Vycm9yX21lc3NhZ2UYDiABKAlCBOJBAQMSOwoRbmV4dF9hdHRlbXB0X3RpbWUYDyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgTiQQEDEjMKCW9wZW5fdGltZRgUIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBOJBAQMSOwoRbGFzdF9tZXNzYWdlX3RpbWUYFSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgTiQQEDEjQKCmNsb3NlX3RpbWUYFiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgTiQQEDEjUKC2NyZWF0ZV90aW1lGBcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIE4kEBAxI1Cgt1cGRhdGVfdGltZRgYIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBOJBAQMqZQoNU2Vzc2lvblN0YXR1cxIeChpTRVNTSU9OX1NUQVRVU19VTlNQRUNJRklFRBAAEhkKFVNFU1NJT05fU1RBVFVTX0FDVElWRRABEhkKFVNFU1NJT05fU1RBVFVTX0NMT1NFRBACKo4BCgtNZXNzYWdlUm9sZRIcChhNRVNTQUdFX1JPTEVfVU5TUEVDSUZJRUQQABIVChFNRVNTQUdFX1JPTEVfVVNFUhABEhoKFk1FU1NBR0VfUk9MRV9BU1NJU1RBTlQQAhIXChNNRVNTQUdFX1JPTEVfU1lTVEVNEAMSFQoRTUVTU0FHRV9ST0xFX1RPT0wQBCqUAgoOQm91bmRhcnlSZWFzb24SHwobQk9VTkRBUllfUkVBU09OX1VOU1BFQ0lGSUVEEAASIwofQk9VTkRBUllfUkVBU09OX01PREVMX0pVREdFTUVOVBABEh8KG0JPVU5EQVJZX1JFQVNPTl9EQVRFX0NIQU5HRRACEhwKGEJPVU5EQVJZX1JFQVNPTl9USU1FX0dBUBADEh0KGUJPVU5EQVJZX1JFQVNPTl9UT0tFTl9DQVAQBBIfChtCT1VOREFSWV9SRUFTT05fTUVTU0FHRV9DQVAQBRIZChVCT1VOREFSWV9SRUFTT05fRkxVU0gQBhIiCh5CT1VOREFSWV9SRUFTT05fU0VTU0lPTl9DTE9TRUQQByqoAQoNTWVtQ2VsbFN0YXR1cxIfChtNRU1fQ0VMTF9TVEFUVVNfVU5TUEVDSUZJRUQQABIbChdNRU1fQ0VMTF9TVEFUVVNfUEVORElORxABEh4KGk1FTV9DRUxMX1NUQVRVU19FWFRSQUNUSU5HEAISHQoZTUVNX0NFTExfU1RBVFVTX0VYVFJBQ1RFRBADEhoKFk1FTV9DRUxMX1NUQVRVU19GQUlMRUQQBGIGcHJvdG8z", [file_engram_common_v1_error_reason, file_engram_common_v1_tool_call, file_google_api_field_behavior, file_google_protobuf_timestamp]);
 
 /**
  * A conversation between a user and an assistant: the ordered messages and the MemCells they are
@@ -148,8 +150,9 @@ export type Session = Message$1<"engram.ingestion.v1.Session"> & {
   openMessageCount: bigint;
 
   /**
-   * Sum of `token_count` over the open tail, in tokens of the server's counting tokenizer.
-   * Output only.
+   * Sum of the messages' `token_count` over the open tail, in model-independent `o200k_base`
+   * tokens (see `Message.token_count`); compared with the TOKEN_CAP boundary threshold. Output
+   * only.
    *
    * @generated from field: int64 open_token_count = 24;
    */
@@ -198,11 +201,18 @@ export const SessionSchema: GenMessage<Session> = /*@__PURE__*/
  * One message of a conversation.
  *
  * Resource name: `sessions/{session}/messages/{message}`, where `{message}` is a 26-character
- * ULID chosen by the server. Messages are appended with `AppendMessages`, never modified, and
- * deleted only with their session (or by `ForgetUser` in governance). A USER message together
- * with the first ASSISTANT message after it (SYSTEM and TOOL messages in between are skipped)
- * forms a conversation round (`engram.retrieval.v1.Round`), indexed for search in SELF scope of
- * the session owner as soon as the user message is stored and re-indexed when the reply arrives.
+ * ULID chosen by the server. Messages are appended with `AppendMessages` and never modified by
+ * clients; the server only sets `compacted` (see `MarkMessagesCompacted`) and `mem_cell` later.
+ * They are deleted only with their session (or by governance `ForgetUser`, through
+ * `EraseSubject`). A USER message together with the first ASSISTANT message after it that has
+ * non-empty `content` (SYSTEM and TOOL messages, and ASSISTANT messages with only tool calls, in
+ * between are skipped) forms a conversation round (`engram.retrieval.v1.Round`), indexed for
+ * search in SELF scope of the session owner as soon as the user message is stored and
+ * re-indexed when the reply arrives.
+ *
+ * Tool use: an ASSISTANT message may carry the tool calls the model made (`tool_calls`), and
+ * each TOOL message answers one of them by its `tool_call_id`. The context service then renders
+ * such pairs as chat-completions `assistant` messages with `tool_calls` and `tool` messages.
  *
  * @generated from message engram.ingestion.v1.Message
  */
@@ -233,8 +243,10 @@ export type Message = Message$1<"engram.ingestion.v1.Message"> & {
 
   /**
    * The text of the message, stored exactly as sent. Required: must contain at least one
-   * non-whitespace character (INVALID_ARGUMENT `FIELD_REQUIRED` otherwise). Up to 32,000
-   * characters (Unicode code points); longer fails with INVALID_ARGUMENT `FIELD_INVALID`.
+   * non-whitespace character (INVALID_ARGUMENT `FIELD_REQUIRED` otherwise), except on an
+   * ASSISTANT message with `tool_calls`, where it may be empty (a reply that only calls tools).
+   * Up to 32,000 characters (Unicode code points); longer fails with INVALID_ARGUMENT
+   * `FIELD_INVALID`. Set by the client on append.
    *
    * @generated from field: string content = 4;
    */
@@ -250,9 +262,12 @@ export type Message = Message$1<"engram.ingestion.v1.Message"> & {
   participantName: string;
 
   /**
-   * For a TOOL message, the id of the tool call it answers, as issued by the model. Up to 128
+   * For a TOOL message, the id of the tool call it answers, as issued by the model: the `id` of
+   * one of the `tool_calls` of an earlier ASSISTANT message of the session. Up to 128
    * characters. Optional; allowed only on TOOL messages (INVALID_ARGUMENT `FIELD_INVALID`
-   * otherwise).
+   * otherwise). Not checked against earlier messages (conversations may be imported partially);
+   * a TOOL message whose call is not found is rendered by the context service as a plain text
+   * tool result.
    *
    * @generated from field: string tool_call_id = 6;
    */
@@ -265,7 +280,7 @@ export type Message = Message$1<"engram.ingestion.v1.Message"> & {
    * session (not earlier than the previous message's, including earlier messages of the same
    * request) and at most 5 minutes in the future of the server's clock; otherwise
    * INVALID_ARGUMENT `FIELD_INVALID` (field `messages[i].occur_time`). Time-based boundaries
-   * (DATE_CHANGE, TIME_GAP) and the `occurred_at` of memories extracted from the message use it.
+   * (DATE_CHANGE, TIME_GAP) and the `occur_time` of memories extracted from the message use it.
    *
    * @generated from field: google.protobuf.Timestamp occur_time = 7;
    */
@@ -280,18 +295,39 @@ export type Message = Message$1<"engram.ingestion.v1.Message"> & {
   metadata: { [key: string]: string };
 
   /**
-   * Length of `content` in tokens of the server's counting tokenizer (the one the context service
-   * uses for token budgets). Output only.
+   * The tool calls the assistant made in this message (chat-completions `tool_calls`), in the
+   * order the model made them. Allowed only on ASSISTANT messages (INVALID_ARGUMENT
+   * `FIELD_INVALID` on any other role, metadata `field` e.g. `messages[2].tool_calls`); up to 32
+   * per message (`FIELD_INVALID` beyond); each call's `id` unique within the message and each
+   * call valid as documented on `engram.common.v1.ToolCall`. With tool calls, `content` may be
+   * empty. Optional; default empty. Set by the client on append (context `Chat` sets it when it
+   * appends a model reply that calls tools).
+   *
+   * @generated from field: repeated engram.common.v1.ToolCall tool_calls = 9;
+   */
+  toolCalls: ToolCall[];
+
+  /**
+   * Length of the message in tokens of the `o200k_base` encoding, the server's model-independent
+   * counting tokenizer: `content` plus, for an ASSISTANT message, each tool call's `name` and
+   * `arguments_json`, without any per-message overhead. Used for the TOKEN_CAP boundary (see
+   * `BoundaryReason`) and the session's `open_token_count`, and by the context service for the
+   * compaction threshold (`engram.context.v1.SessionState.uncompacted_tokens`). Context token
+   * budgets do not use it: context assembly recounts every message with the target model's
+   * tokenizer (see `engram.context.v1.TokenizerInfo`). Output only.
    *
    * @generated from field: int32 token_count = 10;
    */
   tokenCount: number;
 
   /**
-   * True once the context service has compacted this message into the session summary (its
-   * sequence is at or below the session's compaction mark, which the context service owns).
-   * Compacted messages are not sent as recent turns by context assembly, but stay stored and
-   * readable. Output only.
+   * True once the context service has compacted this message into the session summary: its
+   * `sequence` is at or below the compaction mark that context last recorded with
+   * `MarkMessagesCompacted`. Context owns the mark
+   * (`engram.context.v1.SessionState.compacted_through_sequence`) and records it here only after
+   * committing a compaction, so the flag may briefly lag the mark (see `MarkMessagesCompacted`);
+   * it never runs ahead of it. Compacted messages are not sent as recent turns by context
+   * assembly, but stay stored and readable. Output only.
    *
    * @generated from field: bool compacted = 11;
    */
@@ -374,8 +410,8 @@ export type MemCell = Message$1<"engram.ingestion.v1.MemCell"> & {
   messageCount: number;
 
   /**
-   * Sum of the messages' `token_count`, in tokens of the server's counting tokenizer. Output
-   * only.
+   * Sum of the messages' `token_count`, in model-independent `o200k_base` tokens (see
+   * `Message.token_count`). Output only.
    *
    * @generated from field: int32 token_count = 5;
    */
@@ -414,9 +450,9 @@ export type MemCell = Message$1<"engram.ingestion.v1.MemCell"> & {
   attempts: number;
 
   /**
-   * Name of the governance extraction job of the latest attempt (`extractionJobs/{id}`), which
-   * lists the memories it wrote and the rule decisions. Empty while PENDING before the first
-   * attempt. Output only.
+   * Name of the governance extraction job of the latest attempt
+   * (`extractionJobs/{extraction_job}`), which lists the memories it wrote and the rule
+   * decisions. Empty while PENDING before the first attempt. Output only.
    *
    * @generated from field: string extraction_job = 12;
    */
@@ -616,8 +652,9 @@ export enum BoundaryReason {
   TIME_GAP = 3,
 
   /**
-   * The open tail reached the token cap (default 8,000 tokens): the cell ends before the message
-   * that would take it over the cap. A single message above the cap forms a cell of its own.
+   * The open tail reached the token cap (default 8,000 tokens, counted as `Message.token_count`
+   * in `o200k_base` tokens): the cell ends before the message that would take it over the cap.
+   * A single message above the cap forms a cell of its own.
    *
    * @generated from enum value: BOUNDARY_REASON_TOKEN_CAP = 4;
    */

@@ -373,7 +373,8 @@ export const GetIndexStatusResponseSchema: GenMessage<GetIndexStatusResponse> = 
  *
  * Every method needs a valid bearer credential (`authorization: Bearer <jwt>`); besides the
  * reasons listed per method, any method can fail with the generic reasons `TOKEN_*`
- * [UNAUTHENTICATED], `DEADLINE_EXCEEDED`, `DEPENDENCY_UNAVAILABLE` [UNAVAILABLE] and `INTERNAL`.
+ * [UNAUTHENTICATED], `DEADLINE_EXCEEDED` [DEADLINE_EXCEEDED], `CANCELLED` [CANCELLED],
+ * `DEPENDENCY_UNAVAILABLE` and `SHUTTING_DOWN` [UNAVAILABLE] and `INTERNAL` [INTERNAL].
  *
  * @generated from service engram.retrieval.v1.RetrievalService
  */
@@ -405,7 +406,7 @@ export const RetrievalService: GenService<{
    *   is unreachable, or `model` when the query cannot be embedded, and `allow_degraded` is false
    *   (with `allow_degraded` the search answers lexical-only instead, marked degraded); always
    *   when the source of truth or a service needed to read the items back (`mysql`, `sqlite`,
-   *   `engram.governance`, `engram.ingestion`) is unreachable.
+   *   `governance`, `ingestion`) is unreachable.
    *
    * @generated from rpc engram.retrieval.v1.RetrievalService.Search
    */

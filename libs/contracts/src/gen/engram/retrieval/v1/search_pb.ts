@@ -259,7 +259,9 @@ export const SearchFilterSchema: GenMessage<SearchFilter> = /*@__PURE__*/
 
 /**
  * A conversation round as a search result: one user message together with the assistant reply
- * to it (the first ASSISTANT message after it; SYSTEM and TOOL messages in between are skipped).
+ * to it (the first ASSISTANT message after it with non-empty content; SYSTEM and TOOL messages,
+ * and ASSISTANT messages that only call tools, in between are skipped), as defined on ingestion's
+ * `Message`.
  * Rounds are indexed as soon as the user message is stored (and re-indexed when the reply
  * arrives), in SELF scope of the session's owner, so raw history is searchable before extraction
  * has run and without a language model. A round is not a stored resource of its own: it is
@@ -284,8 +286,9 @@ export type Round = Message<"engram.retrieval.v1.Round"> & {
   userMessage: string;
 
   /**
-   * The first assistant message answering it, `sessions/{session}/messages/{message}`; empty
-   * while the user message has not been answered yet. Output only.
+   * The first assistant message with non-empty content answering it,
+   * `sessions/{session}/messages/{message}`; empty while the user message has not been answered
+   * yet. Output only.
    *
    * @generated from field: string assistant_message = 3;
    */
@@ -301,7 +304,8 @@ export type Round = Message<"engram.retrieval.v1.Round"> & {
 
   /**
    * Sequence number of the assistant message, or of the user message when unanswered. Messages
-   * in between (system, tool) belong to the round's span but not to its text. Output only.
+   * in between (system, tool, and tool-call-only assistant messages) belong to the round's span
+   * but not to its text. Output only.
    *
    * @generated from field: int64 last_sequence = 5;
    */
