@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes sure a MariaDB server (the MySQL of tests) is installed, running and reachable, and that
 # the test database and user exist. Idempotent; safe to run before every test run.
-# Writes the connection URL to .engram-test/mysql-url (mode 0600, git-ignored).
+# Writes the connection URL to $ENGRAM_TEST_STATE_DIR/mysql-url (default ~/.engram-test, mode
+# 0600): one file per machine, shared by every checkout, since they share the server.
 # Fails loudly — never skips — when MariaDB cannot be installed or started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,9 +33,10 @@ if ! mariadb-admin --protocol=socket ping >/dev/null 2>&1; then
   mariadb-admin --protocol=socket ping >/dev/null 2>&1 || fail "mariadbd did not become ready within 10 s (see /var/log/mysql or 'journalctl')"
 fi
 
-mkdir -p .engram-test
-chmod 700 .engram-test
-url_file=.engram-test/mysql-url
+state_dir=${ENGRAM_TEST_STATE_DIR:-$HOME/.engram-test}
+mkdir -p "$state_dir"
+chmod 700 "$state_dir"
+url_file=$state_dir/mysql-url
 if [ ! -s "$url_file" ]; then
   # A throwaway password for a loopback-only test user, generated per machine, never committed.
   password=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')

@@ -17,6 +17,8 @@ export interface ServeOptions {
   readonly announce?: (server: EngramServer) => Record<string, unknown>;
   /** Handle SIGTERM/SIGINT by draining and exiting (default true; tests pass false). */
   readonly handleSignals?: boolean;
+  /** Runs after the server has drained (close databases, flush files). */
+  readonly onShutdown?: () => Promise<void>;
 }
 
 /** Everything a service process does before serving: logs, auth, listen, signal handling. */
@@ -30,7 +32,7 @@ export async function serve(options: ServeOptions): Promise<{ server: EngramServ
     );
   }
   const services = options.services(logger);
-  const server = await startServer({
+  const started = await startServer({
     services,
     authenticate: await createAuthenticator(authConfig),
     logger,
@@ -39,6 +41,12 @@ export async function serve(options: ServeOptions): Promise<{ server: EngramServ
     port: options.port,
     shutdownGraceMs: env.ENGRAM_SHUTDOWN_GRACE_MS,
   });
+  const { onShutdown } = options;
+  let closing: Promise<void> | undefined;
+  const server: EngramServer =
+    onShutdown === undefined
+      ? started
+      : { ...started, shutdown: () => (closing ??= started.shutdown().then(onShutdown)) };
   if (options.handleSignals ?? true) exitOnSignals(server, logger);
   logger.info(
     {

@@ -2,8 +2,10 @@ import { contextRoutes } from '@engram/context';
 import { governanceRoutes } from '@engram/governance';
 import { ingestionRoutes } from '@engram/ingestion';
 import { retrievalRoutes } from '@engram/retrieval';
+import { mkdirSync } from 'node:fs';
 import { serve, type Logger, type ServiceRegistration } from '@engram/runtime';
-import type { AllInOneConfig } from './config.js';
+import { isMysqlTarget, migrateToLatest, openStore } from '@engram/store';
+import { storeTarget, type AllInOneConfig } from './config.js';
 import { loadOrCreateLocalSecret } from './local-secret.js';
 
 /** The four Engram services, as mounted together on one server. */
@@ -17,15 +19,28 @@ export function allServices(logger: Logger): ServiceRegistration[] {
 }
 
 /** Starts all four services on one port (no I/O at import). */
-export function createAllInOneServer(config: AllInOneConfig, options: { handleSignals?: boolean } = {}) {
+export async function createAllInOneServer(config: AllInOneConfig, options: { handleSignals?: boolean } = {}) {
+  const target = storeTarget(config);
+  if (!isMysqlTarget(target)) mkdirSync(config.ENGRAM_DATA_DIR, { recursive: true, mode: 0o700 });
+  const store = openStore({ target });
+  let migrations: string[] = [];
+  try {
+    if (config.ENGRAM_MIGRATE_ON_START === 'true') migrations = [...(await migrateToLatest(store.db)).applied];
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
   return serve({
     name: 'all-in-one',
     env: config,
     port: config.ENGRAM_PORT,
     services: allServices,
     fallbackSecret: () => loadOrCreateLocalSecret(config.ENGRAM_DATA_DIR),
+    onShutdown: () => store.close(),
     announce: (server) => ({
       dataDir: config.ENGRAM_DATA_DIR,
+      store: isMysqlTarget(target) ? 'mysql' : target,
+      migrationsApplied: migrations,
       try: `npx buf curl --protocol grpc --http2-prior-knowledge --list-methods ${server.url}`,
     }),
     ...options,

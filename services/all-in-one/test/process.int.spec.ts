@@ -70,15 +70,18 @@ describe('the all-in-one process (npm start)', () => {
     health.close();
   });
 
-  it('reuses the secret it created on the next start', async () => {
+  it('migrates its embedded database on first start, and reuses database and secret on the next', async () => {
     const dataDir = tempDir();
+    const listeningLine = (p: EngramProcess) => p.logs.find((l) => String(l['msg']).includes('listening'));
     const first = start({ ENGRAM_PORT: '0', ENGRAM_DATA_DIR: dataDir });
     await first.listening;
+    expect(listeningLine(first)).toMatchObject({ store: join(dataDir, 'engram.db'), migrationsApplied: ['0001-initial'] });
     const before = statSync(join(dataDir, LOCAL_SECRET_FILE)).mtimeMs;
     first.child.kill('SIGTERM');
     expect(await first.exited).toBe(0);
     const second = start({ ENGRAM_PORT: '0', ENGRAM_DATA_DIR: dataDir });
     await second.listening;
+    expect(listeningLine(second)).toMatchObject({ migrationsApplied: [] });
     expect(statSync(join(dataDir, LOCAL_SECRET_FILE)).mtimeMs).toBe(before);
     second.child.kill('SIGINT');
     expect(await second.exited).toBe(0);

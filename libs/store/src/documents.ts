@@ -1,0 +1,646 @@
+import { Code } from '@connectrpc/connect';
+import { sql } from 'kysely';
+import { EngramError, errors } from '@engram/runtime';
+import { fromJson, toJson } from './codec.js';
+import type { Store } from './database.js';
+import { supportsRowLocks } from './dialect.js';
+import { newId } from './ids.js';
+import { enqueueOutbox, type OutboxEvent } from './outbox.js';
+import { decodePageToken, toPage, type Page, type PageRequest } from './pagination.js';
+import type { ChunksTable, DocumentsTable } from './schema.js';
+import { run, type Executor } from './store-context.js';
+import { visibleTo, type Scope, type Viewer } from './visibility.js';
+
+export type DocumentState = 'INGESTING' | 'READY' | 'FAILED';
+export type ChunkKind = 'TEXT' | 'TABLE' | 'CODE';
+
+/**
+ * A document as stored (`engram.ingestion.v1.Document`). Counts and offsets refer to the
+ * normalized text, in Unicode code points. Times are UTC epoch milliseconds.
+ */
+export interface DocumentRecord {
+  readonly id: string;
+  readonly tenantId: string;
+  readonly ownerId: string;
+  /** '' unless scope is ORG. */
+  readonly orgId: string;
+  readonly scope: Scope;
+  readonly displayName: string;
+  /** Lower-case, without parameters. */
+  readonly mimeType: string;
+  readonly sourceUri: string;
+  readonly metadata: Readonly<Record<string, string>>;
+  /** sha256 of the normalized text, 64 lower-case hex characters. */
+  readonly contentHash: string;
+  readonly sizeBytes: number;
+  readonly charCount: number;
+  /** Chunks written so far (all of them once READY; 0 once FAILED). */
+  readonly chunkCount: number;
+  readonly state: DocumentState;
+  readonly chunkSize: number;
+  readonly chunkOverlap: number;
+  /** Why the document is FAILED (an ErrorReason name); '' otherwise. */
+  readonly failureReason: string;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  /** Incremented by every change (state, counters); the optimistic-concurrency token (etag). */
+  readonly version: number;
+}
+
+/** What a new document is made of; the repository assigns id, times, counters and version. */
+export type NewDocument = Omit<
+  DocumentRecord,
+  'id' | 'state' | 'chunkCount' | 'failureReason' | 'createdAt' | 'updatedAt' | 'version'
+> & {
+  /** INGESTING while chunks are written in batches; READY when they are all written in this transaction. */
+  readonly state: 'INGESTING' | 'READY';
+};
+
+/** A contiguous piece of a document's normalized text (`engram.ingestion.v1.Chunk`). */
+export interface ChunkRecord {
+  readonly id: string;
+  readonly tenantId: string;
+  readonly documentId: string;
+  /** 0-based and dense within the document; unique per document. */
+  readonly ordinal: number;
+  readonly kind: ChunkKind;
+  readonly text: string;
+  readonly startOffset: number;
+  /** Exclusive. */
+  readonly endOffset: number;
+  readonly overlapPrefixChars: number;
+  readonly headerPrefixChars: number;
+  readonly tokenCount: number;
+  /** Markdown headings in effect, outermost first. */
+  readonly headingPath: readonly string[];
+  readonly createdAt: number;
+}
+
+/** What a new chunk is made of; the repository assigns id, tenant, document and time. */
+export type NewChunk = Omit<ChunkRecord, 'id' | 'tenantId' | 'documentId' | 'createdAt'>;
+
+/** What makes two uploads the same content for deduplication and resumption. */
+export type DocumentIdentity = Pick<
+  DocumentRecord,
+  'tenantId' | 'ownerId' | 'scope' | 'orgId' | 'mimeType' | 'contentHash'
+>;
+
+/** Narrowing filters of {@link DocumentRepository.list}. Empty arrays mean "any". */
+export interface DocumentFilter {
+  readonly scopes?: readonly Scope[];
+  readonly mimeTypes?: readonly string[];
+  readonly states?: readonly DocumentState[];
+  /** Only ORG documents of this org. */
+  readonly orgId?: string;
+  /** Only documents of this owner (`owned_by_caller`). */
+  readonly ownerId?: string;
+  readonly sourceUri?: string;
+  readonly contentHash?: string;
+  /** Inclusive. */
+  readonly createdFrom?: number;
+  /** Exclusive. */
+  readonly createdBefore?: number;
+}
+
+/** Narrowing filters of {@link DocumentRepository.listChunks}. */
+export interface ChunkFilter {
+  /** Inclusive. */
+  readonly fromOrdinal?: number;
+  /** Inclusive. */
+  readonly toOrdinal?: number;
+  /** Empty means "any". */
+  readonly kinds?: readonly ChunkKind[];
+}
+
+/** What a delete removed. */
+export interface DeletedCounts {
+  readonly documents: number;
+  readonly chunks: number;
+}
+
+// Rows per statement: well under SQLite's 32,766 bound parameters (13 per chunk, 10 per outbox
+// row) and, with the byte bound, under MySQL's 16 MiB default max_allowed_packet (a UTF-16 code
+// unit is at most 3 bytes of UTF-8).
+const CHUNKS_PER_INSERT = 200;
+const CHUNK_BYTES_PER_INSERT = 4 * 1024 * 1024;
+const OUTBOX_PER_INSERT = 500;
+
+function toRecord(row: DocumentsTable): DocumentRecord {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    ownerId: row.owner_id,
+    orgId: row.org_id,
+    scope: row.scope as Scope,
+    displayName: row.display_name,
+    mimeType: row.mime_type,
+    sourceUri: row.source_uri,
+    metadata: fromJson<Record<string, string>>(row.metadata_json) ?? {},
+    contentHash: row.content_hash,
+    sizeBytes: row.size_bytes,
+    charCount: row.char_count,
+    chunkCount: row.chunk_count,
+    state: row.state as DocumentState,
+    chunkSize: row.chunk_size,
+    chunkOverlap: row.chunk_overlap,
+    failureReason: row.failure_reason,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    version: row.version,
+  };
+}
+
+function toRow(d: DocumentRecord): DocumentsTable {
+  return {
+    id: d.id,
+    tenant_id: d.tenantId,
+    owner_id: d.ownerId,
+    org_id: d.orgId,
+    scope: d.scope,
+    display_name: d.displayName,
+    mime_type: d.mimeType,
+    source_uri: d.sourceUri,
+    metadata_json: toJson(d.metadata),
+    content_hash: d.contentHash,
+    size_bytes: d.sizeBytes,
+    char_count: d.charCount,
+    chunk_count: d.chunkCount,
+    state: d.state,
+    chunk_size: d.chunkSize,
+    chunk_overlap: d.chunkOverlap,
+    failure_reason: d.failureReason.slice(0, 1024),
+    created_at: d.createdAt,
+    updated_at: d.updatedAt,
+    version: d.version,
+  };
+}
+
+function toChunkRecord(row: ChunksTable): ChunkRecord {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    documentId: row.document_id,
+    ordinal: row.ordinal,
+    kind: row.kind as ChunkKind,
+    text: row.text,
+    startOffset: row.start_offset,
+    endOffset: row.end_offset,
+    overlapPrefixChars: row.overlap_prefix_chars,
+    headerPrefixChars: row.header_prefix_chars,
+    tokenCount: row.token_count,
+    headingPath: fromJson<string[]>(row.heading_path_json) ?? [],
+    createdAt: row.created_at,
+  };
+}
+
+function toChunkRow(c: ChunkRecord): ChunksTable {
+  return {
+    id: c.id,
+    tenant_id: c.tenantId,
+    document_id: c.documentId,
+    ordinal: c.ordinal,
+    kind: c.kind,
+    text: c.text,
+    start_offset: c.startOffset,
+    end_offset: c.endOffset,
+    overlap_prefix_chars: c.overlapPrefixChars,
+    header_prefix_chars: c.headerPrefixChars,
+    token_count: c.tokenCount,
+    heading_path_json: toJson(c.headingPath),
+    created_at: c.createdAt,
+  };
+}
+
+/**
+ * Documents and their chunks, one aggregate. Chunk writes and deletes enqueue their outbox rows
+ * in the caller's transaction (`trx`), so the index learns of exactly what was committed; a
+ * document's state changes enqueue a DOCUMENT row, since only READY documents are searchable.
+ */
+export class DocumentRepository {
+  constructor(private readonly store: Store) {}
+
+  /**
+   * Inserts a document with no chunks yet (chunk count 0, version 1) in the given state. Writes no
+   * outbox row: a document without chunks has nothing to index.
+   */
+  async createDocument(trx: Executor, input: NewDocument, now = Date.now()): Promise<DocumentRecord> {
+    const record: DocumentRecord = {
+      ...input,
+      id: newId(now),
+      chunkCount: 0,
+      failureReason: '',
+      createdAt: now,
+      updatedAt: now,
+      version: 1,
+    };
+    await trx.insertInto('documents').values(toRow(record)).execute();
+    return record;
+  }
+
+  /**
+   * Appends chunks to a document that is not FAILED, with one outbox row per chunk (CHUNK UPSERT,
+   * payload `{ documentId }`), and adds them to its chunk count (a new version). NOT_FOUND when the
+   * document does not exist in the tenant; FAILED_PRECONDITION `STATE_CONFLICT` when it is FAILED;
+   * ALREADY_EXISTS when an ordinal is already taken (a resumed ingestion must skip the chunks
+   * already committed).
+   */
+  async addChunks(
+    trx: Executor,
+    tenantId: string,
+    documentId: string,
+    chunks: readonly NewChunk[],
+    now = Date.now(),
+  ): Promise<ChunkRecord[]> {
+    if (chunks.length === 0) {
+      await this.#require(trx, tenantId, documentId);
+      return [];
+    }
+    // Counting first also locks the document row (MySQL) for the rest of the transaction.
+    const counted = await trx
+      .updateTable('documents')
+      .set({
+        chunk_count: sql<number>`chunk_count + ${chunks.length}`,
+        updated_at: now,
+        version: sql<number>`version + 1`,
+      })
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', documentId)
+      .where('state', '<>', 'FAILED')
+      .executeTakeFirst();
+    if (Number(counted.numUpdatedRows) !== 1) {
+      await this.#require(trx, tenantId, documentId);
+      throw stateConflict(documentId, 'chunks cannot be added to a FAILED document');
+    }
+    const records = chunks.map((c): ChunkRecord => ({
+      ...c,
+      id: newId(now),
+      tenantId,
+      documentId,
+      headingPath: [...c.headingPath],
+      createdAt: now,
+    }));
+    for (const batch of batches(
+      records,
+      CHUNKS_PER_INSERT,
+      CHUNK_BYTES_PER_INSERT,
+      (c) => c.text.length * 3,
+    )) {
+      await trx.insertInto('chunks').values(batch.map(toChunkRow)).execute();
+    }
+    await this.#enqueue(
+      trx,
+      records.map((c) => ({
+        tenantId,
+        aggregate: 'CHUNK',
+        aggregateId: c.id,
+        operation: 'UPSERT',
+        payload: { documentId },
+      })),
+      now,
+    );
+    return records;
+  }
+
+  /**
+   * INGESTING → READY: all chunks are written. Enqueues DOCUMENT UPSERT so the indexer makes the
+   * chunks searchable. NOT_FOUND, ABORTED `ETAG_MISMATCH` when `expectedVersion` is given and
+   * stale, FAILED_PRECONDITION `STATE_CONFLICT` unless INGESTING.
+   */
+  async markReady(
+    trx: Executor,
+    tenantId: string,
+    id: string,
+    expectedVersion?: number,
+    now = Date.now(),
+  ): Promise<DocumentRecord> {
+    const before = await this.#transition(trx, tenantId, id, expectedVersion);
+    return this.#write(trx, before, { state: 'READY' }, now);
+  }
+
+  /**
+   * INGESTING → FAILED for good: removes the chunks written so far (CHUNK DELETE outbox rows),
+   * sets the chunk count to 0 and records `failureReason` (an ErrorReason name, e.g. `INTERNAL`);
+   * enqueues DOCUMENT UPSERT. Errors as {@link markReady}.
+   */
+  async markFailed(
+    trx: Executor,
+    tenantId: string,
+    id: string,
+    expectedVersion: number | undefined,
+    failureReason: string,
+    now = Date.now(),
+  ): Promise<DocumentRecord> {
+    const before = await this.#transition(trx, tenantId, id, expectedVersion);
+    await this.#deleteChunks(trx, tenantId, [id], now);
+    return this.#write(trx, before, { state: 'FAILED', failureReason, chunkCount: 0 }, now);
+  }
+
+  /** A document by id within the tenant, whatever its state and scope (callers check visibility). */
+  async get(tenantId: string, id: string, executor?: Executor): Promise<DocumentRecord | undefined> {
+    const query = (db: Executor) =>
+      db
+        .selectFrom('documents')
+        .selectAll()
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', id)
+        .executeTakeFirst();
+    const row = executor === undefined ? await run(this.store, query) : await query(executor);
+    return row === undefined ? undefined : toRecord(row);
+  }
+
+  /** A document if `viewer` may see it (NOT_FOUND otherwise: invisible and absent look the same). */
+  async getVisible(viewer: Viewer, id: string): Promise<DocumentRecord> {
+    const row = await run(this.store, (db) =>
+      db.selectFrom('documents').selectAll().where(visibleTo(viewer)).where('id', '=', id).executeTakeFirst(),
+    );
+    if (row === undefined) throw errors.notFound(`documents/${id}`);
+    return toRecord(row);
+  }
+
+  /**
+   * Documents visible to `viewer` in every state, newest first (id descending: ids sort by
+   * creation time). A page token is valid only with the same viewer and filter.
+   */
+  async list(viewer: Viewer, filter: DocumentFilter, page: PageRequest): Promise<Page<DocumentRecord>> {
+    const queryKey = { viewer, filter };
+    const after = decodePageToken(page.pageToken, queryKey);
+    const rows = await run(this.store, (db) => {
+      let q = db.selectFrom('documents').selectAll().where(visibleTo(viewer));
+      if (filter.scopes?.length) q = q.where('scope', 'in', [...filter.scopes]);
+      if (filter.mimeTypes?.length) q = q.where('mime_type', 'in', [...filter.mimeTypes]);
+      if (filter.states?.length) q = q.where('state', 'in', [...filter.states]);
+      if (filter.orgId !== undefined) q = q.where('scope', '=', 'ORG').where('org_id', '=', filter.orgId);
+      if (filter.ownerId !== undefined) q = q.where('owner_id', '=', filter.ownerId);
+      if (filter.sourceUri !== undefined) q = q.where('source_uri', '=', filter.sourceUri);
+      if (filter.contentHash !== undefined) q = q.where('content_hash', '=', filter.contentHash);
+      if (filter.createdFrom !== undefined) q = q.where('created_at', '>=', filter.createdFrom);
+      if (filter.createdBefore !== undefined) q = q.where('created_at', '<', filter.createdBefore);
+      if (after !== undefined) q = q.where('id', '<', String(after));
+      return q
+        .orderBy('id', 'desc')
+        .limit(page.pageSize + 1)
+        .execute();
+    });
+    return toPage(rows, page.pageSize, (r) => r.id, toRecord, queryKey);
+  }
+
+  /**
+   * The document with this identity that deduplicates or resumes an upload: READY if there is one,
+   * else the oldest INGESTING one; FAILED documents never count. On MySQL the rows read (and the
+   * gap, when there are none) stay locked until `trx` ends, so two concurrent uploads of the same
+   * content cannot both create a document: one of them is ABORTED and retries.
+   */
+  async findByContentHash(trx: Executor, identity: DocumentIdentity): Promise<DocumentRecord | undefined> {
+    let q = trx
+      .selectFrom('documents')
+      .selectAll()
+      .where('tenant_id', '=', identity.tenantId)
+      .where('owner_id', '=', identity.ownerId)
+      .where('content_hash', '=', identity.contentHash)
+      .where('scope', '=', identity.scope)
+      .where('org_id', '=', identity.orgId)
+      .where('mime_type', '=', identity.mimeType)
+      .where('state', 'in', ['READY', 'INGESTING'])
+      .orderBy('id', 'asc');
+    if (supportsRowLocks(this.store.dialect)) q = q.forUpdate();
+    const rows = await q.execute();
+    const row = rows.find((r) => r.state === 'READY') ?? rows[0];
+    return row === undefined ? undefined : toRecord(row);
+  }
+
+  /**
+   * Chunks of a document by ordinal ascending (callers check the document's visibility first). A
+   * page token is valid only with the same document and filter.
+   */
+  async listChunks(
+    tenantId: string,
+    documentId: string,
+    page: PageRequest,
+    filter: ChunkFilter = {},
+  ): Promise<Page<ChunkRecord>> {
+    const queryKey = { tenantId, documentId, filter };
+    const after = decodePageToken(page.pageToken, queryKey);
+    const rows = await run(this.store, (db) => {
+      let q = db
+        .selectFrom('chunks')
+        .selectAll()
+        .where('tenant_id', '=', tenantId)
+        .where('document_id', '=', documentId);
+      if (filter.fromOrdinal !== undefined) q = q.where('ordinal', '>=', filter.fromOrdinal);
+      if (filter.toOrdinal !== undefined) q = q.where('ordinal', '<=', filter.toOrdinal);
+      if (filter.kinds?.length) q = q.where('kind', 'in', [...filter.kinds]);
+      if (after !== undefined) q = q.where('ordinal', '>', Number(after));
+      return q
+        .orderBy('ordinal', 'asc')
+        .limit(page.pageSize + 1)
+        .execute();
+    });
+    return toPage(rows, page.pageSize, (r) => r.ordinal, toChunkRecord, queryKey);
+  }
+
+  /** A chunk of the document, or undefined (callers check the document's visibility first). */
+  async getChunk(tenantId: string, documentId: string, chunkId: string): Promise<ChunkRecord | undefined> {
+    const row = await run(this.store, (db) =>
+      db
+        .selectFrom('chunks')
+        .selectAll()
+        .where('tenant_id', '=', tenantId)
+        .where('document_id', '=', documentId)
+        .where('id', '=', chunkId)
+        .executeTakeFirst(),
+    );
+    return row === undefined ? undefined : toChunkRecord(row);
+  }
+
+  /**
+   * Deletes a document and its chunks for good, with one CHUNK DELETE outbox row per chunk and a
+   * DOCUMENT DELETE row. NOT_FOUND when absent; ABORTED `ETAG_MISMATCH` when `expectedVersion` is
+   * given and stale.
+   */
+  async deleteDocument(
+    trx: Executor,
+    tenantId: string,
+    id: string,
+    expectedVersion?: number,
+    now = Date.now(),
+  ): Promise<DeletedCounts> {
+    const before = await this.#require(trx, tenantId, id);
+    if (expectedVersion !== undefined && before.version !== expectedVersion) throw etagMismatch(id);
+    return this.#deleteDocuments(trx, tenantId, [before.id], now);
+  }
+
+  /**
+   * Deletes every document of `ownerId` in the tenant, whatever its scope and state, with their
+   * chunks and outbox DELETE rows (ForgetUser). Returns what was removed.
+   */
+  async purgeOwner(
+    trx: Executor,
+    tenantId: string,
+    ownerId: string,
+    now = Date.now(),
+  ): Promise<DeletedCounts> {
+    const rows = await trx
+      .selectFrom('documents')
+      .select('id')
+      .where('tenant_id', '=', tenantId)
+      .where('owner_id', '=', ownerId)
+      .execute();
+    return this.#deleteDocuments(
+      trx,
+      tenantId,
+      rows.map((r) => r.id),
+      now,
+    );
+  }
+
+  async #require(trx: Executor, tenantId: string, id: string): Promise<DocumentRecord> {
+    const record = await this.get(tenantId, id, trx);
+    if (record === undefined) throw errors.notFound(`documents/${id}`);
+    return record;
+  }
+
+  /** The document before a state change: it must exist, be at `expectedVersion` and be INGESTING. */
+  async #transition(
+    trx: Executor,
+    tenantId: string,
+    id: string,
+    expectedVersion: number | undefined,
+  ): Promise<DocumentRecord> {
+    const before = await this.#require(trx, tenantId, id);
+    if (expectedVersion !== undefined && before.version !== expectedVersion) throw etagMismatch(id);
+    if (before.state !== 'INGESTING')
+      throw stateConflict(id, `documents/${id} is ${before.state}, not INGESTING`);
+    return before;
+  }
+
+  /** Writes `change` if nobody else has changed the document since `before` was read. */
+  async #write(
+    trx: Executor,
+    before: DocumentRecord,
+    change: Partial<DocumentRecord>,
+    now: number,
+  ): Promise<DocumentRecord> {
+    const after: DocumentRecord = { ...before, ...change, updatedAt: now, version: before.version + 1 };
+    const result = await trx
+      .updateTable('documents')
+      .set(toRow(after))
+      .where('tenant_id', '=', before.tenantId)
+      .where('id', '=', before.id)
+      .where('version', '=', before.version)
+      .executeTakeFirst();
+    // Another writer committed between our read and our write.
+    if (Number(result.numUpdatedRows) !== 1) throw etagMismatch(before.id);
+    await enqueueOutbox(
+      trx,
+      [{ tenantId: before.tenantId, aggregate: 'DOCUMENT', aggregateId: before.id, operation: 'UPSERT' }],
+      now,
+    );
+    return after;
+  }
+
+  /** Deletes the chunks of these documents with CHUNK DELETE outbox rows; returns how many. */
+  async #deleteChunks(
+    trx: Executor,
+    tenantId: string,
+    documentIds: readonly string[],
+    now: number,
+  ): Promise<number> {
+    let count = 0;
+    for (const ids of batches(documentIds, OUTBOX_PER_INSERT)) {
+      const chunks = await trx
+        .selectFrom('chunks')
+        .select(['id', 'document_id'])
+        .where('tenant_id', '=', tenantId)
+        .where('document_id', 'in', ids)
+        .orderBy('id')
+        .execute();
+      if (chunks.length === 0) continue;
+      await trx
+        .deleteFrom('chunks')
+        .where('tenant_id', '=', tenantId)
+        .where('document_id', 'in', ids)
+        .execute();
+      await this.#enqueue(
+        trx,
+        chunks.map((c) => ({
+          tenantId,
+          aggregate: 'CHUNK',
+          aggregateId: c.id,
+          operation: 'DELETE',
+          payload: { documentId: c.document_id },
+        })),
+        now,
+      );
+      count += chunks.length;
+    }
+    return count;
+  }
+
+  async #deleteDocuments(
+    trx: Executor,
+    tenantId: string,
+    ids: readonly string[],
+    now: number,
+  ): Promise<DeletedCounts> {
+    // Chunks explicitly first (the foreign key would cascade), to know which to remove from the index.
+    const chunks = await this.#deleteChunks(trx, tenantId, ids, now);
+    let documents = 0;
+    for (const batch of batches(ids, OUTBOX_PER_INSERT)) {
+      const result = await trx
+        .deleteFrom('documents')
+        .where('tenant_id', '=', tenantId)
+        .where('id', 'in', batch)
+        .executeTakeFirst();
+      documents += Number(result.numDeletedRows);
+      await enqueueOutbox(
+        trx,
+        batch.map((id) => ({ tenantId, aggregate: 'DOCUMENT', aggregateId: id, operation: 'DELETE' })),
+        now,
+      );
+    }
+    return { documents, chunks };
+  }
+
+  async #enqueue(trx: Executor, events: readonly OutboxEvent[], now: number): Promise<void> {
+    for (const batch of batches(events, OUTBOX_PER_INSERT)) await enqueueOutbox(trx, batch, now);
+  }
+}
+
+/** Splits `items` into runs of at most `maxCount` items and (when weighed) `maxWeight` in total. */
+function batches<T>(
+  items: readonly T[],
+  maxCount: number,
+  maxWeight = Infinity,
+  weigh: (item: T) => number = () => 0,
+): T[][] {
+  const result: T[][] = [];
+  let current: T[] = [];
+  let weight = 0;
+  for (const item of items) {
+    const w = weigh(item);
+    if (current.length > 0 && (current.length >= maxCount || weight + w > maxWeight)) {
+      result.push(current);
+      current = [];
+      weight = 0;
+    }
+    current.push(item);
+    weight += w;
+  }
+  if (current.length > 0) result.push(current);
+  return result;
+}
+
+function etagMismatch(id: string): EngramError {
+  return new EngramError(
+    Code.Aborted,
+    'ETAG_MISMATCH',
+    `documents/${id} was changed concurrently; re-read and retry`,
+    {
+      name: `documents/${id}`,
+    },
+  );
+}
+
+function stateConflict(id: string, message: string): EngramError {
+  return errors.failedPrecondition('STATE_CONFLICT', message, { name: `documents/${id}` });
+}

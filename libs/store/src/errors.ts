@@ -1,0 +1,88 @@
+import { Code } from '@connectrpc/connect';
+import { EngramError, errors, isEngramError } from '@engram/runtime';
+
+/** Connection-level failures of mysql2 / Node sockets: the database is unreachable. */
+const MYSQL_UNAVAILABLE = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EPIPE',
+  'PROTOCOL_CONNECTION_LOST',
+  'PROTOCOL_SEQUENCE_TIMEOUT',
+  'ER_CON_COUNT_ERROR',
+  'ER_SERVER_SHUTDOWN',
+  'ER_ACCESS_DENIED_ERROR',
+  'ER_BAD_DB_ERROR',
+  'POOL_CLOSED',
+]);
+
+interface DriverError {
+  code?: unknown;
+  errno?: unknown;
+  message?: unknown;
+}
+
+/**
+ * Maps a database driver error to the error currency of the services, so that no driver detail
+ * reaches a client: unreachable database → UNAVAILABLE (`DEPENDENCY_UNAVAILABLE`); duplicate key →
+ * ALREADY_EXISTS; foreign key or check violation → FAILED_PRECONDITION; deadlock or lock timeout →
+ * ABORTED (retry the transaction). Anything else is rethrown unchanged (INTERNAL at the boundary).
+ */
+export function mapDatabaseError(error: unknown, dependency: 'mysql' | 'sqlite'): unknown {
+  if (isEngramError(error) || typeof error !== 'object' || error === null) return error;
+  const raw = (error as DriverError).code;
+  const code = typeof raw === 'string' ? raw : '';
+  if (dependency === 'mysql') {
+    if (MYSQL_UNAVAILABLE.has(code))
+      return errors.unavailable('mysql', 'the database is unavailable', { cause: error });
+    if (code === 'ER_DUP_ENTRY') return conflict(Code.AlreadyExists, 'RESOURCE_ALREADY_EXISTS', error);
+    if (
+      code.startsWith('ER_NO_REFERENCED_ROW') ||
+      code.startsWith('ER_ROW_IS_REFERENCED') ||
+      code === 'ER_CHECK_CONSTRAINT_VIOLATED'
+    ) {
+      return conflict(Code.FailedPrecondition, 'STATE_CONFLICT', error);
+    }
+    if (code === 'ER_LOCK_DEADLOCK' || code === 'ER_LOCK_WAIT_TIMEOUT') {
+      return conflict(Code.Aborted, 'ETAG_MISMATCH', error);
+    }
+    return error;
+  }
+  if (code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
+    return conflict(Code.AlreadyExists, 'RESOURCE_ALREADY_EXISTS', error);
+  }
+  if (code === 'SQLITE_CONSTRAINT_FOREIGNKEY' || code === 'SQLITE_CONSTRAINT_CHECK') {
+    return conflict(Code.FailedPrecondition, 'STATE_CONFLICT', error);
+  }
+  if (
+    code.startsWith('SQLITE_BUSY') ||
+    code.startsWith('SQLITE_LOCKED') ||
+    code.startsWith('SQLITE_CANTOPEN') ||
+    code.startsWith('SQLITE_IOERR') ||
+    code === 'SQLITE_FULL'
+  ) {
+    return errors.unavailable('sqlite', 'the database is unavailable', { cause: error });
+  }
+  return error;
+}
+
+function conflict(
+  code: Code,
+  reason: 'RESOURCE_ALREADY_EXISTS' | 'STATE_CONFLICT' | 'ETAG_MISMATCH',
+  cause: unknown,
+) {
+  const message =
+    reason === 'RESOURCE_ALREADY_EXISTS'
+      ? 'a resource with the same identity already exists'
+      : reason === 'ETAG_MISMATCH'
+        ? 'a concurrent change conflicted with this one; retry'
+        : 'the change conflicts with related data';
+  return new EngramError(code, reason, message, {}, { cause });
+}
+
+/** Whether a mapped error is a duplicate-key violation (for idempotent inserts). */
+export function isDuplicate(error: unknown): boolean {
+  return isEngramError(error) && error.code === Code.AlreadyExists;
+}

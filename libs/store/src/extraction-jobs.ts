@@ -1,0 +1,277 @@
+import { Code } from '@connectrpc/connect';
+import { EngramError, errors } from '@engram/runtime';
+import type { Selectable } from 'kysely';
+import { fromJson, toJson, type JsonValue } from './codec.js';
+import type { Store } from './database.js';
+import { newId } from './ids.js';
+import { decodePageToken, toPage, type Page, type PageRequest } from './pagination.js';
+import type { Database } from './schema.js';
+import { run, type Executor } from './store-context.js';
+
+export type Extractor = 'EPISODE' | 'EVENT' | 'FORESIGHT' | 'FACT';
+export type ExtractionJobState = 'PENDING' | 'RUNNING' | 'SUCCEEDED' | 'FAILED';
+
+/** One memory-extraction run over a MemCell, as stored by governance. Times are epoch ms. */
+export interface ExtractionJobRecord {
+  readonly id: string;
+  readonly tenantId: string;
+  /** Owner of the MemCell's session, who owns the memories written. */
+  readonly ownerId: string;
+  readonly memCellId: string;
+  readonly state: ExtractionJobState;
+  readonly extractors: readonly Extractor[];
+  /** How many times the job was started. */
+  readonly attempts: number;
+  /** Extractor runs, candidates, decisions and counts, as governance shapes them. Default {}. */
+  readonly result: JsonValue;
+  /** Model usage summed over extractors and attempts. Default {}. */
+  readonly usage: JsonValue;
+  readonly languageCode: string;
+  /** Set when the job failed. */
+  readonly error?: JsonValue;
+  /** The request's `request_id`; '' if none. */
+  readonly requestId: string;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  /** When it reached SUCCEEDED or FAILED. */
+  readonly completedAt?: number;
+}
+
+/** What a new job is made of; the repository assigns id and times. */
+export interface NewExtractionJob {
+  readonly tenantId: string;
+  readonly ownerId: string;
+  readonly memCellId: string;
+  readonly extractors: readonly Extractor[];
+  /** Default PENDING. */
+  readonly state?: ExtractionJobState;
+  /** Default 0. */
+  readonly attempts?: number;
+  /** Default ''. */
+  readonly languageCode?: string;
+  /** Default ''. */
+  readonly requestId?: string;
+  readonly result?: JsonValue;
+  readonly usage?: JsonValue;
+}
+
+/** Fields {@link ExtractionJobRepository.update} may change; `error: null` clears the error. */
+export interface ExtractionJobPatch {
+  readonly state?: ExtractionJobState;
+  readonly attempts?: number;
+  readonly result?: JsonValue;
+  readonly usage?: JsonValue;
+  readonly error?: JsonValue;
+  readonly languageCode?: string;
+  /** Default when the state becomes SUCCEEDED or FAILED: `now`. */
+  readonly completedAt?: number;
+  /** Apply only if the job is still in this state (ABORTED `ETAG_MISMATCH` otherwise). */
+  readonly expectedState?: ExtractionJobState;
+}
+
+/** Narrowing filters of {@link ExtractionJobRepository.list}. Empty arrays mean "any". */
+export interface ExtractionJobFilter {
+  readonly memCellId?: string;
+  readonly ownerId?: string;
+  readonly states?: readonly ExtractionJobState[];
+}
+
+type ExtractionJobRow = Selectable<Database['extraction_jobs']>;
+
+const FINAL_STATES: ReadonlySet<ExtractionJobState> = new Set(['SUCCEEDED', 'FAILED']);
+
+/** Extraction jobs, owned by governance. Writes take the caller's transaction. */
+export class ExtractionJobRepository {
+  constructor(private readonly store: Store) {}
+
+  /** Records a new job (PENDING unless given). */
+  async create(trx: Executor, input: NewExtractionJob, now = Date.now()): Promise<ExtractionJobRecord> {
+    const state = input.state ?? 'PENDING';
+    const record: ExtractionJobRecord = {
+      id: newId(now),
+      tenantId: input.tenantId,
+      ownerId: input.ownerId,
+      memCellId: input.memCellId,
+      state,
+      extractors: input.extractors,
+      attempts: input.attempts ?? 0,
+      result: input.result ?? {},
+      usage: input.usage ?? {},
+      languageCode: input.languageCode ?? '',
+      requestId: input.requestId ?? '',
+      createdAt: now,
+      updatedAt: now,
+      completedAt: FINAL_STATES.has(state) ? now : undefined,
+    };
+    await trx.insertInto('extraction_jobs').values(toRow(record)).execute();
+    return record;
+  }
+
+  /** A job by id within the tenant, or undefined. */
+  async get(tenantId: string, id: string, executor?: Executor): Promise<ExtractionJobRecord | undefined> {
+    const query = (db: Executor) =>
+      db
+        .selectFrom('extraction_jobs')
+        .selectAll()
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', id)
+        .executeTakeFirst();
+    const row = executor === undefined ? await run(this.store, query) : await query(executor);
+    return row === undefined ? undefined : toRecord(row);
+  }
+
+  /** Jobs of one MemCell, newest first. */
+  async listByMemCell(
+    tenantId: string,
+    memCellId: string,
+    page: PageRequest,
+  ): Promise<Page<ExtractionJobRecord>> {
+    return this.list(tenantId, { memCellId }, page);
+  }
+
+  /** Jobs of the tenant, newest first (id descending), narrowed by `filter`. */
+  async list(
+    tenantId: string,
+    filter: ExtractionJobFilter,
+    page: PageRequest,
+  ): Promise<Page<ExtractionJobRecord>> {
+    const queryKey = { tenantId, filter };
+    const after = decodePageToken(page.pageToken, queryKey);
+    const rows = await run(this.store, (db) => {
+      let q = db.selectFrom('extraction_jobs').selectAll().where('tenant_id', '=', tenantId);
+      if (filter.memCellId !== undefined) q = q.where('mem_cell_id', '=', filter.memCellId);
+      if (filter.ownerId !== undefined) q = q.where('owner_id', '=', filter.ownerId);
+      if (filter.states?.length) q = q.where('state', 'in', [...filter.states]);
+      if (after !== undefined) q = q.where('id', '<', String(after));
+      return q
+        .orderBy('id', 'desc')
+        .limit(page.pageSize + 1)
+        .execute();
+    });
+    return toPage(rows, page.pageSize, (r) => r.id, toRecord, queryKey);
+  }
+
+  /**
+   * Applies `patch` and returns the new record. NOT_FOUND if absent; with `expectedState`,
+   * ABORTED `ETAG_MISMATCH` if the job is no longer in that state (nothing written).
+   */
+  async update(
+    trx: Executor,
+    tenantId: string,
+    id: string,
+    patch: ExtractionJobPatch,
+    now = Date.now(),
+  ): Promise<ExtractionJobRecord> {
+    const before = await this.get(tenantId, id, trx);
+    if (before === undefined) throw errors.notFound(jobName(id));
+    if (patch.expectedState !== undefined && before.state !== patch.expectedState) throw etagMismatch(id);
+    const state = patch.state ?? before.state;
+    const completing = FINAL_STATES.has(state) && !FINAL_STATES.has(before.state);
+    const after: ExtractionJobRecord = {
+      ...before,
+      state,
+      attempts: patch.attempts ?? before.attempts,
+      result: patch.result ?? before.result,
+      usage: patch.usage ?? before.usage,
+      error: patch.error === undefined ? before.error : (patch.error ?? undefined),
+      languageCode: patch.languageCode ?? before.languageCode,
+      completedAt: patch.completedAt ?? (completing ? now : before.completedAt),
+      updatedAt: now,
+    };
+    const result = await trx
+      .updateTable('extraction_jobs')
+      .set(toRow(after))
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .where('state', '=', before.state)
+      .executeTakeFirst();
+    // The state moved between our read and our write.
+    if (Number(result.numUpdatedRows) !== 1) throw etagMismatch(id);
+    return after;
+  }
+
+  /** The newest unfinished (PENDING or RUNNING) job of a MemCell, if any. */
+  async findRunning(
+    tenantId: string,
+    memCellId: string,
+    executor?: Executor,
+  ): Promise<ExtractionJobRecord | undefined> {
+    const query = (db: Executor) =>
+      db
+        .selectFrom('extraction_jobs')
+        .selectAll()
+        .where('tenant_id', '=', tenantId)
+        .where('mem_cell_id', '=', memCellId)
+        .where('state', 'in', ['PENDING', 'RUNNING'])
+        .orderBy('id', 'desc')
+        .limit(1)
+        .executeTakeFirst();
+    const row = executor === undefined ? await run(this.store, query) : await query(executor);
+    return row === undefined ? undefined : toRecord(row);
+  }
+
+  /** Deletes every job of `ownerId` in the tenant (forgetting a user). Returns how many. */
+  async purgeOwner(trx: Executor, tenantId: string, ownerId: string): Promise<number> {
+    const result = await trx
+      .deleteFrom('extraction_jobs')
+      .where('tenant_id', '=', tenantId)
+      .where('owner_id', '=', ownerId)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+}
+
+function jobName(id: string): string {
+  return `extractionJobs/${id}`;
+}
+
+function etagMismatch(id: string): EngramError {
+  return new EngramError(
+    Code.Aborted,
+    'ETAG_MISMATCH',
+    `${jobName(id)} was changed concurrently; re-read and retry`,
+    {
+      name: jobName(id),
+    },
+  );
+}
+
+function toRecord(row: ExtractionJobRow): ExtractionJobRecord {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    ownerId: row.owner_id,
+    memCellId: row.mem_cell_id,
+    state: row.state as ExtractionJobState,
+    extractors: fromJson<Extractor[]>(row.extractors_json) ?? [],
+    attempts: Number(row.attempts),
+    result: fromJson<JsonValue>(row.result_json) ?? {},
+    usage: fromJson<JsonValue>(row.usage_json) ?? {},
+    languageCode: row.language_code,
+    error: fromJson<JsonValue>(row.error_json),
+    requestId: row.request_id,
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+    completedAt: row.completed_at === null ? undefined : Number(row.completed_at),
+  };
+}
+
+function toRow(j: ExtractionJobRecord): ExtractionJobRow {
+  return {
+    id: j.id,
+    tenant_id: j.tenantId,
+    owner_id: j.ownerId,
+    mem_cell_id: j.memCellId,
+    state: j.state,
+    extractors_json: toJson(j.extractors),
+    attempts: j.attempts,
+    result_json: toJson(j.result),
+    usage_json: toJson(j.usage),
+    language_code: j.languageCode,
+    error_json: j.error === undefined ? null : toJson(j.error),
+    request_id: j.requestId,
+    created_at: j.createdAt,
+    updated_at: j.updatedAt,
+    completed_at: j.completedAt ?? null,
+  };
+}

@@ -1,0 +1,10 @@
+import type { Migration } from 'kysely';
+import * as initial from './0001-initial.js';
+
+/**
+ * Every migration, in order. Versioned, forward-only and checked in: a released migration is
+ * never edited; a change is a new entry here.
+ */
+export const migrations: Readonly<Record<string, Migration>> = {
+  '0001-initial': initial,
+};

@@ -1,0 +1,191 @@
+import { supportsRowLocks } from './dialect.js';
+import type { Store } from './database.js';
+import { inTransaction, run, type Executor } from './store-context.js';
+import { toJson } from './codec.js';
+
+/** What changed, for the indexer. */
+export type OutboxAggregate = 'MEMORY' | 'CHUNK' | 'ROUND' | 'DOCUMENT' | 'SESSION' | 'SUBJECT';
+/** UPSERT: re-read the row from the source of truth and (re)index it. DELETE: remove its points. */
+export type OutboxOperation = 'UPSERT' | 'DELETE';
+
+/** One change of searchable data. */
+export interface OutboxEvent {
+  readonly tenantId: string;
+  readonly aggregate: OutboxAggregate;
+  readonly aggregateId: string;
+  readonly operation: OutboxOperation;
+  /** Identifiers the indexer needs beyond the aggregate id (never contents). */
+  readonly payload?: Readonly<Record<string, string | number>>;
+}
+
+/** An outbox row handed to the indexer. */
+export interface OutboxEntry extends OutboxEvent {
+  readonly id: number;
+  readonly payload: Readonly<Record<string, string | number>>;
+  readonly createdAt: number;
+  readonly attempts: number;
+}
+
+/**
+ * The outbox rule: a write that changes searchable data calls this with the same transaction, so
+ * the change and its outbox row commit together or not at all.
+ */
+export async function enqueueOutbox(
+  trx: Executor,
+  events: readonly OutboxEvent[],
+  now = Date.now(),
+): Promise<void> {
+  if (events.length === 0) return;
+  await trx
+    .insertInto('outbox')
+    .values(
+      events.map((e) => ({
+        tenant_id: e.tenantId,
+        aggregate_kind: e.aggregate,
+        aggregate_id: e.aggregateId,
+        operation: e.operation,
+        payload_json: toJson(e.payload ?? {}),
+        created_at: now,
+        available_at: now,
+        attempts: 0,
+        last_error: '',
+        processed_at: null,
+        parked_at: null,
+      })),
+    )
+    .execute();
+}
+
+/** The indexer's side of the outbox. Only retrieval's indexer consumes it. */
+export class OutboxRepository {
+  /**
+   * @param maxAttempts after this many failures a row is parked (kept with its error, reported,
+   *   no longer retried) so that one poison row never blocks the others. Default 10.
+   */
+  constructor(
+    private readonly store: Store,
+    private readonly maxAttempts = 10,
+  ) {}
+
+  /**
+   * Up to `limit` unprocessed rows that are due, oldest first. On MySQL the rows are locked with
+   * SKIP LOCKED for the duration of `handle`, so several indexers never take the same row; on
+   * SQLite the single writer serializes them. `handle` returns the ids it processed.
+   */
+  async claim(
+    limit: number,
+    handle: (
+      entries: OutboxEntry[],
+    ) => Promise<{ processed: number[]; failed: { id: number; error: string; retryAt: number }[] }>,
+    now = Date.now(),
+  ): Promise<number> {
+    return inTransaction(this.store, async (trx) => {
+      let query = trx
+        .selectFrom('outbox')
+        .selectAll()
+        .where('processed_at', 'is', null)
+        .where('parked_at', 'is', null)
+        .where('available_at', '<=', now)
+        .orderBy('id')
+        .limit(limit);
+      if (supportsRowLocks(this.store.dialect)) query = query.forUpdate().skipLocked();
+      const rows = await query.execute();
+      if (rows.length === 0) return 0;
+      const result = await handle(
+        rows.map((r) => ({
+          id: r.id,
+          tenantId: r.tenant_id,
+          aggregate: r.aggregate_kind as OutboxAggregate,
+          aggregateId: r.aggregate_id,
+          operation: r.operation as OutboxOperation,
+          payload: JSON.parse(r.payload_json) as Record<string, string | number>,
+          createdAt: r.created_at,
+          attempts: r.attempts,
+        })),
+      );
+      if (result.processed.length > 0) {
+        await trx
+          .updateTable('outbox')
+          .set({ processed_at: now })
+          .where('id', 'in', result.processed)
+          .execute();
+      }
+      const attemptsById = new Map(rows.map((r) => [r.id, r.attempts]));
+      for (const failure of result.failed) {
+        const attempts = (attemptsById.get(failure.id) ?? 0) + 1;
+        await trx
+          .updateTable('outbox')
+          .set({
+            attempts,
+            last_error: failure.error.slice(0, 1024),
+            available_at: failure.retryAt,
+            parked_at: attempts >= this.maxAttempts ? now : null,
+          })
+          .where('id', '=', failure.id)
+          .execute();
+      }
+      return rows.length;
+    });
+  }
+
+  /** Pending rows, the age of the oldest, and parked rows: for index status and metrics. */
+  async backlog(
+    now = Date.now(),
+  ): Promise<{ pending: number; oldestCreatedAt?: number; oldestAgeMs: number; parked: number }> {
+    return run(this.store, async (db) => {
+      const row = await db
+        .selectFrom('outbox')
+        .select((eb) => [
+          eb.fn.countAll<number>().as('pending'),
+          eb.fn.min<number | null>('created_at').as('oldest'),
+        ])
+        .where('processed_at', 'is', null)
+        .where('parked_at', 'is', null)
+        .executeTakeFirstOrThrow();
+      const parked = await db
+        .selectFrom('outbox')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('parked_at', 'is not', null)
+        .executeTakeFirstOrThrow();
+      const oldest = row.oldest ?? undefined;
+      return {
+        pending: row.pending,
+        oldestCreatedAt: oldest,
+        oldestAgeMs: oldest === undefined ? 0 : now - oldest,
+        parked: parked.n,
+      };
+    });
+  }
+
+  /** Parked rows with their errors, oldest first (for operators and index status). */
+  async parked(
+    limit: number,
+  ): Promise<
+    { id: number; aggregate: OutboxAggregate; aggregateId: string; attempts: number; lastError: string }[]
+  > {
+    return run(this.store, async (db) => {
+      const rows = await db
+        .selectFrom('outbox')
+        .select(['id', 'aggregate_kind', 'aggregate_id', 'attempts', 'last_error'])
+        .where('parked_at', 'is not', null)
+        .orderBy('id')
+        .limit(limit)
+        .execute();
+      return rows.map((r) => ({
+        id: r.id,
+        aggregate: r.aggregate_kind as OutboxAggregate,
+        aggregateId: r.aggregate_id,
+        attempts: r.attempts,
+        lastError: r.last_error,
+      }));
+    });
+  }
+
+  /** Deletes processed rows older than `before` (housekeeping). */
+  async prune(before: number): Promise<number> {
+    return run(this.store, async (db) => {
+      const result = await db.deleteFrom('outbox').where('processed_at', '<', before).executeTakeFirst();
+      return Number(result.numDeletedRows);
+    });
+  }
+}

@@ -1,0 +1,130 @@
+import { createHash } from 'node:crypto';
+import type { Transaction } from 'kysely';
+import { errors } from '@engram/runtime';
+import type { Store } from './database.js';
+import { isDuplicate } from './errors.js';
+import type { Database } from './schema.js';
+import { inTransaction, run } from './store-context.js';
+
+/** Who asked, for what: a request id is unique per tenant, caller and method. */
+export interface RequestKey {
+  readonly tenantId: string;
+  readonly subject: string;
+  readonly method: string;
+  readonly requestId: string;
+}
+
+/** How long a request id is remembered: at least the 24 hours the API promises. */
+export const REQUEST_ID_TTL_MS = 48 * 60 * 60 * 1000;
+
+/** sha256 of a canonical JSON rendering (sorted keys) of a request, for reuse detection. */
+export function requestHash(request: unknown): string {
+  const canonical = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(canonical);
+    if (value !== null && typeof value === 'object') {
+      return Object.fromEntries(
+        Object.keys(value)
+          .sort()
+          .map((k) => [k, canonical((value as Record<string, unknown>)[k])]),
+      );
+    }
+    return typeof value === 'bigint' ? value.toString() : value;
+  };
+  return createHash('sha256')
+    .update(JSON.stringify(canonical(request)))
+    .digest('hex');
+}
+
+/**
+ * Idempotent writes: `write` runs once per request id, in one transaction with the record of the
+ * request id. A retry with the same id and body gets the first result back (and writes nothing);
+ * with a different body it fails with INVALID_ARGUMENT `REQUEST_ID_REUSED`. Two concurrent first
+ * attempts race on the primary key: the loser's transaction rolls back and it returns the winner's
+ * result.
+ */
+export async function idempotent<R>(
+  store: Store,
+  key: RequestKey | undefined,
+  request: unknown,
+  write: (trx: Transaction<Database>) => Promise<R>,
+  now = Date.now(),
+): Promise<{ result: R; replayed: boolean }> {
+  if (key === undefined || key.requestId === '') {
+    return { result: await inTransaction(store, write), replayed: false };
+  }
+  const hash = requestHash(request);
+  const previous = await findResult<R>(store, key, hash, now);
+  if (previous !== undefined) return { result: previous, replayed: true };
+  try {
+    const result = await inTransaction(store, async (trx) => {
+      const written = await write(trx);
+      // An expired record of the same id may still be there; it no longer counts.
+      await trx
+        .deleteFrom('request_ids')
+        .where('tenant_id', '=', key.tenantId)
+        .where('subject', '=', key.subject)
+        .where('method', '=', key.method)
+        .where('request_id', '=', key.requestId)
+        .where('expires_at', '<=', now)
+        .execute();
+      await trx
+        .insertInto('request_ids')
+        .values({
+          tenant_id: key.tenantId,
+          subject: key.subject,
+          method: key.method,
+          request_id: key.requestId,
+          request_hash: hash,
+          result_json: JSON.stringify(written),
+          created_at: now,
+          expires_at: now + REQUEST_ID_TTL_MS,
+        })
+        .execute();
+      return written;
+    });
+    return { result, replayed: false };
+  } catch (error) {
+    if (!isDuplicate(error)) throw error;
+    const winner = await findResult<R>(store, key, hash, now);
+    if (winner === undefined) throw error;
+    return { result: winner, replayed: true };
+  }
+}
+
+async function findResult<R>(
+  store: Store,
+  key: RequestKey,
+  hash: string,
+  now: number,
+): Promise<R | undefined> {
+  const row = await run(store, (db) =>
+    db
+      .selectFrom('request_ids')
+      .select(['request_hash', 'result_json', 'expires_at'])
+      .where('tenant_id', '=', key.tenantId)
+      .where('subject', '=', key.subject)
+      .where('method', '=', key.method)
+      .where('request_id', '=', key.requestId)
+      .executeTakeFirst(),
+  );
+  if (row === undefined || row.expires_at <= now) return undefined;
+  if (row.request_hash !== hash) {
+    throw errors.invalidArgument(
+      'REQUEST_ID_REUSED',
+      'request_id was already used with a different request',
+      {
+        request_id: key.requestId,
+      },
+    );
+  }
+  return JSON.parse(row.result_json) as R;
+}
+
+/** Forgets expired request ids (housekeeping). */
+export async function pruneRequestIds(store: Store, now = Date.now()): Promise<number> {
+  return run(store, async (db) =>
+    Number(
+      (await db.deleteFrom('request_ids').where('expires_at', '<=', now).executeTakeFirst()).numDeletedRows,
+    ),
+  );
+}

@@ -1,0 +1,214 @@
+import { Code } from '@connectrpc/connect';
+import { EngramError, errors } from '@engram/runtime';
+import type { Selectable } from 'kysely';
+import { fromJson, optional, toJson } from './codec.js';
+import type { Store } from './database.js';
+import { isDuplicate, mapDatabaseError } from './errors.js';
+import type { Database } from './schema.js';
+import { run, type Executor } from './store-context.js';
+
+/** Who wrote a key point or open loop. */
+export type StateItemOrigin = 'COMPACTION' | 'CLIENT';
+
+/** A decision taken or a conclusion confirmed in the conversation. Times are epoch ms. */
+export interface KeyPoint {
+  /** A ULID, unique within the session. */
+  readonly id: string;
+  readonly text: string;
+  /** Message ids of the session the item rests on, oldest first. */
+  readonly sourceMessageIds: readonly string[];
+  readonly origin?: StateItemOrigin;
+  readonly createdAt: number;
+  readonly updatedAt?: number;
+}
+
+/** A question not yet answered or an item still pending. */
+export interface OpenLoop extends KeyPoint {
+  readonly resolved?: boolean;
+  readonly resolvedAt?: number;
+}
+
+/**
+ * The context service's state of one session: rolling summary, key points, open loops and the
+ * compaction mark. Exists implicitly for every session: version 0 (and no `updatedAt`) until the
+ * first write.
+ */
+export interface SessionStateRecord {
+  readonly sessionId: string;
+  readonly tenantId: string;
+  readonly summary: string;
+  readonly summaryTokenCount: number;
+  /** Priority order (first = most important). */
+  readonly keyPoints: readonly KeyPoint[];
+  /** Priority order, resolved ones included. */
+  readonly openLoops: readonly OpenLoop[];
+  /** Every message with a sequence at or below it is compacted; 0 when none. Only moves forward. */
+  readonly compactedThroughSequence: number;
+  /** The SUMMARY memory written by the latest compaction. */
+  readonly summaryMemoryId?: string;
+  readonly updatedAt?: number;
+  /** Write counter and concurrency token: 0 for a never-written state. */
+  readonly version: number;
+}
+
+/** What {@link SessionStateRepository.save} writes: the whole state. */
+export type SessionStateInput = Pick<
+  SessionStateRecord,
+  'summary' | 'summaryTokenCount' | 'keyPoints' | 'openLoops' | 'compactedThroughSequence' | 'summaryMemoryId'
+>;
+
+type SessionStateRow = Selectable<Database['session_states']>;
+
+/**
+ * Session states, owned by the context service. Writes to one session's state are serialized by
+ * optimistic concurrency on `version`; they take the caller's transaction.
+ */
+export class SessionStateRepository {
+  constructor(private readonly store: Store) {}
+
+  /** The state of a session; the empty state (version 0) when it was never written. */
+  async get(tenantId: string, sessionId: string, executor?: Executor): Promise<SessionStateRecord> {
+    const query = (db: Executor) =>
+      db
+        .selectFrom('session_states')
+        .selectAll()
+        .where('tenant_id', '=', tenantId)
+        .where('session_id', '=', sessionId)
+        .executeTakeFirst();
+    const row = executor === undefined ? await run(this.store, query) : await query(executor);
+    return row === undefined ? emptyState(tenantId, sessionId) : toRecord(row);
+  }
+
+  /**
+   * Writes the whole state if its version is still `expectedVersion` (0: never written yet);
+   * otherwise ABORTED `ETAG_MISMATCH` and nothing is written. NOT_FOUND if the session does not
+   * exist in the tenant; FAILED_PRECONDITION `STATE_CONFLICT` if the compaction mark would move
+   * backwards. Returns the new state (version `expectedVersion + 1`).
+   */
+  async save(
+    trx: Executor,
+    tenantId: string,
+    sessionId: string,
+    expectedVersion: number,
+    state: SessionStateInput,
+    now = Date.now(),
+  ): Promise<SessionStateRecord> {
+    const name = stateName(sessionId);
+    const record: SessionStateRecord = {
+      sessionId,
+      tenantId,
+      summary: state.summary,
+      summaryTokenCount: state.summaryTokenCount,
+      keyPoints: state.keyPoints,
+      openLoops: state.openLoops,
+      compactedThroughSequence: state.compactedThroughSequence,
+      summaryMemoryId: state.summaryMemoryId,
+      updatedAt: now,
+      version: expectedVersion + 1,
+    };
+    if (expectedVersion === 0) {
+      const session = await trx
+        .selectFrom('sessions')
+        .select('id')
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', sessionId)
+        .executeTakeFirst();
+      if (session === undefined) throw errors.notFound(`sessions/${sessionId}`);
+      try {
+        await trx.insertInto('session_states').values(toRow(record)).execute();
+      } catch (error) {
+        // Someone else wrote the first version meanwhile.
+        if (isDuplicate(mapDatabaseError(error, this.store.dialect))) throw etagMismatch(name);
+        throw error;
+      }
+      return record;
+    }
+
+    const current = await this.get(tenantId, sessionId, trx);
+    if (current.version !== expectedVersion) throw etagMismatch(name);
+    if (state.compactedThroughSequence < current.compactedThroughSequence) {
+      throw errors.failedPrecondition(
+        'STATE_CONFLICT',
+        `the compaction mark of ${name} only moves forward (${current.compactedThroughSequence} → ${state.compactedThroughSequence})`,
+        { name, state: String(current.compactedThroughSequence) },
+      );
+    }
+    const result = await trx
+      .updateTable('session_states')
+      .set(toRow(record))
+      .where('tenant_id', '=', tenantId)
+      .where('session_id', '=', sessionId)
+      .where('version', '=', expectedVersion)
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) !== 1) throw etagMismatch(name);
+    return record;
+  }
+
+  /** Deletes the state of a session (it reads as empty again). Returns whether there was one. */
+  async delete(trx: Executor, tenantId: string, sessionId: string): Promise<boolean> {
+    const result = await trx
+      .deleteFrom('session_states')
+      .where('tenant_id', '=', tenantId)
+      .where('session_id', '=', sessionId)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
+  }
+}
+
+function emptyState(tenantId: string, sessionId: string): SessionStateRecord {
+  return {
+    sessionId,
+    tenantId,
+    summary: '',
+    summaryTokenCount: 0,
+    keyPoints: [],
+    openLoops: [],
+    compactedThroughSequence: 0,
+    version: 0,
+  };
+}
+
+function stateName(sessionId: string): string {
+  return `sessions/${sessionId}/state`;
+}
+
+function etagMismatch(name: string): EngramError {
+  return new EngramError(
+    Code.Aborted,
+    'ETAG_MISMATCH',
+    `${name} was changed concurrently; re-read and retry`,
+    {
+      name,
+    },
+  );
+}
+
+function toRecord(row: SessionStateRow): SessionStateRecord {
+  return {
+    sessionId: row.session_id,
+    tenantId: row.tenant_id,
+    summary: row.summary,
+    summaryTokenCount: Number(row.summary_token_count),
+    keyPoints: fromJson<KeyPoint[]>(row.key_points_json) ?? [],
+    openLoops: fromJson<OpenLoop[]>(row.open_loops_json) ?? [],
+    compactedThroughSequence: Number(row.compacted_through_sequence),
+    summaryMemoryId: optional(row.summary_memory_id),
+    updatedAt: Number(row.updated_at),
+    version: Number(row.version),
+  };
+}
+
+function toRow(s: SessionStateRecord): SessionStateRow {
+  return {
+    session_id: s.sessionId,
+    tenant_id: s.tenantId,
+    summary: s.summary,
+    summary_token_count: s.summaryTokenCount,
+    key_points_json: toJson(s.keyPoints),
+    open_loops_json: toJson(s.openLoops),
+    compacted_through_sequence: s.compactedThroughSequence,
+    summary_memory_id: s.summaryMemoryId ?? null,
+    updated_at: s.updatedAt ?? 0,
+    version: s.version,
+  };
+}

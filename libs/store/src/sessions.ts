@@ -1,0 +1,1043 @@
+import { Code } from '@connectrpc/connect';
+import { EngramError, errors } from '@engram/runtime';
+import { fromFlag, fromJson, optional, toFlag, toJson } from './codec.js';
+import type { Store } from './database.js';
+import { isDuplicate, mapDatabaseError } from './errors.js';
+import { newId } from './ids.js';
+import { enqueueOutbox, type OutboxEvent } from './outbox.js';
+import { decodePageToken, toPage, type Page, type PageRequest } from './pagination.js';
+import type { Database } from './schema.js';
+import { run, type Executor } from './store-context.js';
+import type { Selectable } from 'kysely';
+
+export type SessionStatus = 'ACTIVE' | 'CLOSED';
+export type MessageRole = 'USER' | 'ASSISTANT' | 'SYSTEM' | 'TOOL';
+export type BoundaryReason =
+  'MODEL_JUDGEMENT' | 'DATE_CHANGE' | 'TIME_GAP' | 'TOKEN_CAP' | 'MESSAGE_CAP' | 'FLUSH' | 'SESSION_CLOSED';
+export type MemCellStatus = 'PENDING' | 'EXTRACTING' | 'EXTRACTED' | 'FAILED';
+
+/** A conversation as stored. Sessions are SELF-scoped: only `ownerId` may see them. Times are epoch ms. */
+export interface SessionRecord {
+  readonly id: string;
+  readonly tenantId: string;
+  readonly ownerId: string;
+  readonly displayName: string;
+  /** The client's own conversation id, unique among the owner's sessions. */
+  readonly externalId?: string;
+  readonly languageCode: string;
+  readonly timeZone: string;
+  readonly metadata: Readonly<Record<string, string>>;
+  readonly status: SessionStatus;
+  readonly messageCount: number;
+  /** Sequence of the latest message; 0 while there is none. */
+  readonly lastSequence: number;
+  readonly lastMessageAt?: number;
+  /** First sequence of the open tail (messages not yet closed into a MemCell). */
+  readonly openFromSequence: number;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  readonly closedAt?: number;
+  /** Incremented by every change of the session, appended messages included (the etag). */
+  readonly version: number;
+}
+
+/** What a new session is made of; the repository assigns id, counters, times and version. */
+export interface NewSession {
+  readonly tenantId: string;
+  readonly ownerId: string;
+  /** Default ''. */
+  readonly displayName?: string;
+  /** Default none ('' counts as none). */
+  readonly externalId?: string;
+  /** Default ''. */
+  readonly languageCode?: string;
+  /** Default 'UTC'. */
+  readonly timeZone?: string;
+  /** Default {}. */
+  readonly metadata?: Readonly<Record<string, string>>;
+}
+
+/** Fields {@link SessionRepository.update} may change. */
+export type SessionPatch = Partial<
+  Pick<SessionRecord, 'displayName' | 'metadata' | 'languageCode' | 'timeZone' | 'status' | 'closedAt'>
+>;
+
+/** Narrowing filters of {@link SessionRepository.list}. Empty arrays mean "any". */
+export interface SessionFilter {
+  readonly statuses?: readonly SessionStatus[];
+  readonly externalId?: string;
+  /** Created at or after (epoch ms). */
+  readonly createdFrom?: number;
+  /** Created before (epoch ms). */
+  readonly createdBefore?: number;
+}
+
+/** A tool call an assistant message made (chat-completions `tool_calls`). */
+export interface ToolCall {
+  readonly id: string;
+  readonly name: string;
+  readonly argumentsJson: string;
+}
+
+/** A message as stored. */
+export interface MessageRecord {
+  readonly id: string;
+  readonly tenantId: string;
+  readonly sessionId: string;
+  /** 1-based, dense within the session, in append order. */
+  readonly sequence: number;
+  readonly role: MessageRole;
+  readonly content: string;
+  readonly participantName: string;
+  readonly toolCallId: string;
+  readonly toolCalls: readonly ToolCall[];
+  readonly tokenCount: number;
+  /** Compacted into the session summary by the context service. */
+  readonly compacted: boolean;
+  /** The MemCell the message was closed into; undefined while in the open tail. */
+  readonly memCellId?: string;
+  readonly metadata: Readonly<Record<string, string>>;
+  readonly occurredAt: number;
+  readonly createdAt: number;
+}
+
+/** A message to append; the repository assigns id, sequence and times. Validation is the caller's. */
+export interface NewMessage {
+  readonly role: MessageRole;
+  readonly content: string;
+  readonly participantName?: string;
+  readonly toolCallId?: string;
+  readonly toolCalls?: readonly ToolCall[];
+  /** Default 0. */
+  readonly tokenCount?: number;
+  readonly metadata?: Readonly<Record<string, string>>;
+  /** Default: `now`, raised if necessary to the previous message's time. */
+  readonly occurredAt?: number;
+}
+
+/** Preconditions of {@link SessionRepository.appendMessages}. */
+export interface AppendOptions {
+  /** Append only if the session's `lastSequence` is still this (ABORTED `ETAG_MISMATCH` otherwise). */
+  readonly expectedLastSequence?: number;
+}
+
+/** Narrowing filters of {@link SessionRepository.listMessages}. */
+export interface MessageFilter {
+  /** Inclusive. */
+  readonly fromSequence?: number;
+  /** Inclusive. */
+  readonly toSequence?: number;
+  /** Empty or unset: every role. */
+  readonly roles?: readonly MessageRole[];
+  /** Default true. */
+  readonly includeCompacted?: boolean;
+  /** Only the open tail (sequence ≥ the session's `openFromSequence`). Default false. */
+  readonly openOnly?: boolean;
+  /** Latest first. Default false (sequence ascending). */
+  readonly newestFirst?: boolean;
+}
+
+/** A closed segment of a session, the unit of memory extraction. */
+export interface MemCellRecord {
+  readonly id: string;
+  readonly tenantId: string;
+  readonly sessionId: string;
+  readonly firstSequence: number;
+  readonly lastSequence: number;
+  readonly messageCount: number;
+  readonly tokenCount: number;
+  readonly reason: BoundaryReason;
+  readonly status: MemCellStatus;
+  readonly attempts: number;
+  readonly extractionJobId?: string;
+  /** Message of the latest failed attempt; '' if none failed. */
+  readonly lastError: string;
+  /** `occurredAt` of the first message. */
+  readonly openedAt: number;
+  readonly closedAt: number;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+/** How {@link SessionRepository.closeMemCell} closes the open tail. */
+export interface CloseMemCellInput {
+  /** Last sequence of the new cell (inclusive); at least the open tail's first, at most `lastSequence`. */
+  readonly throughSequence: number;
+  readonly reason: BoundaryReason;
+  /** Default: the sum of the covered messages' `tokenCount`. */
+  readonly tokenCount?: number;
+}
+
+/** A change of a MemCell's extraction hand-off state. */
+export interface MemCellStatusPatch {
+  readonly status: MemCellStatus;
+  readonly attempts?: number;
+  readonly extractionJobId?: string;
+  readonly lastError?: string;
+  /** Apply only if the cell is still in this status (ABORTED `ETAG_MISMATCH` otherwise). */
+  readonly expectedStatus?: MemCellStatus;
+}
+
+/** Derived counters of a session (proto `Session.open_*`, `mem_cell_count`). */
+export interface SessionCounts {
+  readonly openMessageCount: number;
+  readonly openTokenCount: number;
+  readonly memCellCount: number;
+}
+
+/** What deleting sessions removed. */
+export interface DeletedSessionCounts {
+  readonly sessions: number;
+  readonly messages: number;
+  readonly memCells: number;
+  readonly sessionStates: number;
+}
+
+/** Rows per multi-row INSERT, and UTF-16 units of message content per INSERT (≤ ~3 MB on the wire). */
+const ROWS_PER_INSERT = 200;
+const CONTENT_UNITS_PER_INSERT = 1_000_000;
+
+type SessionRow = Selectable<Database['sessions']>;
+type MessageRow = Selectable<Database['messages']>;
+type MemCellRow = Selectable<Database['mem_cells']>;
+
+/**
+ * One conversation aggregate: sessions, their messages and their MemCells (owned by ingestion).
+ * Writes take the caller's transaction (`trx`); every write that changes searchable data (a
+ * conversation round) inserts its outbox row in that same transaction. Rounds are keyed by the id
+ * of their USER message.
+ */
+export class SessionRepository {
+  constructor(private readonly store: Store) {}
+
+  /** Inserts an ACTIVE, empty session. A duplicate `externalId` of the owner fails with ALREADY_EXISTS. */
+  async createSession(trx: Executor, input: NewSession, now = Date.now()): Promise<SessionRecord> {
+    const record: SessionRecord = {
+      id: newId(now),
+      tenantId: input.tenantId,
+      ownerId: input.ownerId,
+      displayName: input.displayName ?? '',
+      externalId: input.externalId === '' ? undefined : input.externalId,
+      languageCode: input.languageCode ?? '',
+      timeZone: input.timeZone ?? 'UTC',
+      metadata: input.metadata ?? {},
+      status: 'ACTIVE',
+      messageCount: 0,
+      lastSequence: 0,
+      openFromSequence: 1,
+      createdAt: now,
+      updatedAt: now,
+      version: 1,
+    };
+    await trx.insertInto('sessions').values(sessionToRow(record)).execute();
+    return record;
+  }
+
+  /** A session by id within the tenant, whoever owns it (callers check ownership). */
+  async get(tenantId: string, id: string, executor?: Executor): Promise<SessionRecord | undefined> {
+    const row = await this.#read(executor, (db) =>
+      db
+        .selectFrom('sessions')
+        .selectAll()
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', id)
+        .executeTakeFirst(),
+    );
+    return row === undefined ? undefined : sessionToRecord(row);
+  }
+
+  /** The session if `ownerId` owns it; NOT_FOUND otherwise (another's session and none look the same). */
+  async getOwned(tenantId: string, ownerId: string, id: string, executor?: Executor): Promise<SessionRecord> {
+    const session = await this.get(tenantId, id, executor);
+    if (session?.ownerId !== ownerId) throw errors.notFound(sessionName(id));
+    return session;
+  }
+
+  /** The owner's sessions, newest first (id descending: ids sort by creation time). */
+  async list(
+    tenantId: string,
+    ownerId: string,
+    filter: SessionFilter,
+    page: PageRequest,
+  ): Promise<Page<SessionRecord>> {
+    const queryKey = { tenantId, ownerId, filter };
+    const after = decodePageToken(page.pageToken, queryKey);
+    const rows = await run(this.store, (db) => {
+      let q = db
+        .selectFrom('sessions')
+        .selectAll()
+        .where('tenant_id', '=', tenantId)
+        .where('owner_id', '=', ownerId);
+      if (filter.statuses?.length) q = q.where('status', 'in', [...filter.statuses]);
+      if (filter.externalId !== undefined && filter.externalId !== '') {
+        q = q.where('external_id', '=', filter.externalId);
+      }
+      if (filter.createdFrom !== undefined) q = q.where('created_at', '>=', filter.createdFrom);
+      if (filter.createdBefore !== undefined) q = q.where('created_at', '<', filter.createdBefore);
+      if (after !== undefined) q = q.where('id', '<', String(after));
+      return q
+        .orderBy('id', 'desc')
+        .limit(page.pageSize + 1)
+        .execute();
+    });
+    return toPage(rows, page.pageSize, (r) => r.id, sessionToRecord, queryKey);
+  }
+
+  /**
+   * Applies `patch` if the session's version is still `expectedVersion` (ABORTED `ETAG_MISMATCH`
+   * otherwise; nothing written). Closing is final: CLOSED → ACTIVE fails with FAILED_PRECONDITION
+   * `STATE_CONFLICT`. Closing without `closedAt` stamps `now`.
+   */
+  async update(
+    trx: Executor,
+    tenantId: string,
+    id: string,
+    expectedVersion: number,
+    patch: SessionPatch,
+    now = Date.now(),
+  ): Promise<SessionRecord> {
+    const before = await this.get(tenantId, id, trx);
+    if (before === undefined) throw errors.notFound(sessionName(id));
+    if (before.version !== expectedVersion) throw etagMismatch(sessionName(id));
+    if (before.status === 'CLOSED' && patch.status === 'ACTIVE') {
+      throw errors.failedPrecondition(
+        'STATE_CONFLICT',
+        `${sessionName(id)} is closed and cannot be reopened`,
+        {
+          name: sessionName(id),
+          state: 'CLOSED',
+        },
+      );
+    }
+    const closing = patch.status === 'CLOSED' && before.status !== 'CLOSED';
+    const after: SessionRecord = {
+      ...before,
+      ...patch,
+      closedAt: patch.closedAt ?? before.closedAt ?? (closing ? now : undefined),
+      updatedAt: now,
+      version: before.version + 1,
+    };
+    const result = await trx
+      .updateTable('sessions')
+      .set(sessionToRow(after))
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .where('version', '=', expectedVersion)
+      .executeTakeFirst();
+    // Another writer (an append, for instance) committed between our read and our write.
+    if (Number(result.numUpdatedRows) !== 1) throw etagMismatch(sessionName(id));
+    return after;
+  }
+
+  /**
+   * Hard-deletes a session with its messages, MemCells and state (foreign-key cascade), and
+   * enqueues the removal of its conversation rounds: one ROUND DELETE per USER message and one
+   * SESSION DELETE. NOT_FOUND if there is no such session; with `expectedVersion`, ABORTED
+   * `ETAG_MISMATCH` if it changed since.
+   */
+  async deleteSession(
+    trx: Executor,
+    tenantId: string,
+    id: string,
+    options: { readonly expectedVersion?: number } = {},
+    now = Date.now(),
+  ): Promise<DeletedSessionCounts> {
+    const session = await this.get(tenantId, id, trx);
+    if (session === undefined) throw errors.notFound(sessionName(id));
+    if (options.expectedVersion !== undefined && options.expectedVersion !== session.version) {
+      throw etagMismatch(sessionName(id));
+    }
+    return this.#delete(trx, session, now);
+  }
+
+  /**
+   * Appends messages at sequences `lastSequence + 1 …` in the given order and returns them as
+   * stored. Concurrent appends to one session never produce duplicate or missing sequences: the
+   * session row is advanced with a compare-and-set on its version, so the loser of a race fails
+   * with ABORTED `ETAG_MISMATCH` and retries its transaction (the unique (session, sequence) index
+   * is the last guard and fails the same way). Fails with FAILED_PRECONDITION `SESSION_CLOSED` on
+   * a closed session. In the same transaction, enqueues ROUND UPSERTs: one for each USER message,
+   * and one for the round of the nearest preceding USER message of each ASSISTANT message with
+   * content (its reply; the user message may be from an earlier call).
+   */
+  async appendMessages(
+    trx: Executor,
+    tenantId: string,
+    sessionId: string,
+    messages: readonly NewMessage[],
+    options: AppendOptions = {},
+    now = Date.now(),
+  ): Promise<MessageRecord[]> {
+    const name = sessionName(sessionId);
+    const session = await this.get(tenantId, sessionId, trx);
+    if (session === undefined) throw errors.notFound(name);
+    if (session.status === 'CLOSED') {
+      throw errors.failedPrecondition('SESSION_CLOSED', `${name} is closed and accepts no more messages`, {
+        name,
+      });
+    }
+    if (options.expectedLastSequence !== undefined && options.expectedLastSequence !== session.lastSequence) {
+      throw etagMismatch(name);
+    }
+    if (messages.length === 0) return [];
+
+    let previousAt = session.lastMessageAt ?? Number.NEGATIVE_INFINITY;
+    const records = messages.map((m, i): MessageRecord => {
+      const occurredAt = m.occurredAt ?? Math.max(now, previousAt);
+      previousAt = Math.max(previousAt, occurredAt);
+      return {
+        id: newId(now),
+        tenantId,
+        sessionId,
+        sequence: session.lastSequence + 1 + i,
+        role: m.role,
+        content: m.content,
+        participantName: m.participantName ?? '',
+        toolCallId: m.toolCallId ?? '',
+        toolCalls: m.toolCalls ?? [],
+        tokenCount: m.tokenCount ?? 0,
+        compacted: false,
+        metadata: m.metadata ?? {},
+        occurredAt,
+        createdAt: now,
+      };
+    });
+
+    // Take the session first: the compare-and-set decides the race before anything else is written.
+    const result = await trx
+      .updateTable('sessions')
+      .set({
+        last_sequence: session.lastSequence + records.length,
+        message_count: session.messageCount + records.length,
+        last_message_at: previousAt,
+        updated_at: now,
+        version: session.version + 1,
+      })
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', sessionId)
+      .where('version', '=', session.version)
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) !== 1) throw etagMismatch(name);
+
+    try {
+      for (const batch of batches(records)) {
+        await trx.insertInto('messages').values(batch.map(messageToRow)).execute();
+      }
+    } catch (error) {
+      if (isDuplicate(mapDatabaseError(error, this.store.dialect))) throw etagMismatch(name);
+      throw error;
+    }
+
+    await enqueueOutbox(trx, await this.#roundEvents(trx, tenantId, sessionId, records), now);
+    return records;
+  }
+
+  /** The session's messages by sequence (ascending unless `newestFirst`), narrowed by `filter`. */
+  async listMessages(
+    tenantId: string,
+    sessionId: string,
+    filter: MessageFilter,
+    page: PageRequest,
+  ): Promise<Page<MessageRecord>> {
+    const queryKey = { tenantId, sessionId, filter };
+    const after = decodePageToken(page.pageToken, queryKey);
+    const descending = filter.newestFirst === true;
+    const rows = await run(this.store, (db) => {
+      let q = db
+        .selectFrom('messages')
+        .selectAll()
+        .where('tenant_id', '=', tenantId)
+        .where('session_id', '=', sessionId);
+      if (filter.fromSequence !== undefined) q = q.where('sequence', '>=', filter.fromSequence);
+      if (filter.toSequence !== undefined) q = q.where('sequence', '<=', filter.toSequence);
+      if (filter.roles?.length) q = q.where('role', 'in', [...filter.roles]);
+      if (filter.includeCompacted === false) q = q.where('compacted', '=', 0);
+      if (filter.openOnly === true) {
+        q = q.where('sequence', '>=', (eb) =>
+          eb
+            .selectFrom('sessions')
+            .select('open_from_sequence')
+            .where('tenant_id', '=', tenantId)
+            .where('id', '=', sessionId),
+        );
+      }
+      if (after !== undefined) q = q.where('sequence', descending ? '<' : '>', Number(after));
+      return q
+        .orderBy('sequence', descending ? 'desc' : 'asc')
+        .limit(page.pageSize + 1)
+        .execute();
+    });
+    return toPage(rows, page.pageSize, (r) => Number(r.sequence), messageToRecord, queryKey);
+  }
+
+  /** One message of the session, or undefined. */
+  async getMessage(tenantId: string, sessionId: string, id: string): Promise<MessageRecord | undefined> {
+    const row = await run(this.store, (db) =>
+      db
+        .selectFrom('messages')
+        .selectAll()
+        .where('tenant_id', '=', tenantId)
+        .where('session_id', '=', sessionId)
+        .where('id', '=', id)
+        .executeTakeFirst(),
+    );
+    return row === undefined ? undefined : messageToRecord(row);
+  }
+
+  /** The open tail: the messages not yet closed into a MemCell, by sequence. Bounded by the boundary caps. */
+  async openTail(tenantId: string, sessionId: string, executor?: Executor): Promise<MessageRecord[]> {
+    const rows = await this.#read(executor, (db) =>
+      db
+        .selectFrom('messages')
+        .selectAll()
+        .where('tenant_id', '=', tenantId)
+        .where('session_id', '=', sessionId)
+        .where('sequence', '>=', (eb) =>
+          eb
+            .selectFrom('sessions')
+            .select('open_from_sequence')
+            .where('tenant_id', '=', tenantId)
+            .where('id', '=', sessionId),
+        )
+        .orderBy('sequence', 'asc')
+        .execute(),
+    );
+    return rows.map(messageToRecord);
+  }
+
+  /** Open-tail message and token counts and the number of MemCells (zeros for an unknown session). */
+  async counts(tenantId: string, sessionId: string, executor?: Executor): Promise<SessionCounts> {
+    return this.#read(executor, async (db) => {
+      const tail = await db
+        .selectFrom('messages')
+        .select((eb) => [
+          eb.fn.countAll<number>().as('n'),
+          eb.fn.sum<number | null>('token_count').as('tokens'),
+        ])
+        .where('tenant_id', '=', tenantId)
+        .where('session_id', '=', sessionId)
+        .where('sequence', '>=', (eb) =>
+          eb
+            .selectFrom('sessions')
+            .select('open_from_sequence')
+            .where('tenant_id', '=', tenantId)
+            .where('id', '=', sessionId),
+        )
+        .executeTakeFirstOrThrow();
+      const cells = await db
+        .selectFrom('mem_cells')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('tenant_id', '=', tenantId)
+        .where('session_id', '=', sessionId)
+        .executeTakeFirstOrThrow();
+      return {
+        openMessageCount: Number(tail.n),
+        openTokenCount: Number(tail.tokens ?? 0),
+        memCellCount: Number(cells.n),
+      };
+    });
+  }
+
+  /**
+   * Closes the open tail up to `throughSequence` into a PENDING MemCell: links the messages to
+   * it and advances the session's open tail (compare-and-set on the session version: ABORTED
+   * `ETAG_MISMATCH` if the session changed concurrently). FAILED_PRECONDITION `STATE_CONFLICT` if
+   * `throughSequence` is not within the open tail.
+   */
+  async closeMemCell(
+    trx: Executor,
+    tenantId: string,
+    sessionId: string,
+    input: CloseMemCellInput,
+    now = Date.now(),
+  ): Promise<MemCellRecord> {
+    const name = sessionName(sessionId);
+    const session = await this.get(tenantId, sessionId, trx);
+    if (session === undefined) throw errors.notFound(name);
+    const first = session.openFromSequence;
+    if (input.throughSequence < first || input.throughSequence > session.lastSequence) {
+      throw errors.failedPrecondition(
+        'STATE_CONFLICT',
+        `the open tail of ${name} is sequences ${first}..${session.lastSequence}; cannot close through ${input.throughSequence}`,
+        { name, first_sequence: first, last_sequence: session.lastSequence },
+      );
+    }
+    const covered = await trx
+      .selectFrom('messages')
+      .select((eb) => [
+        eb.fn.countAll<number>().as('n'),
+        eb.fn.sum<number | null>('token_count').as('tokens'),
+        eb.fn.min('occurred_at').as('opened'),
+      ])
+      .where('tenant_id', '=', tenantId)
+      .where('session_id', '=', sessionId)
+      .where('sequence', '>=', first)
+      .where('sequence', '<=', input.throughSequence)
+      .executeTakeFirstOrThrow();
+
+    const result = await trx
+      .updateTable('sessions')
+      .set({ open_from_sequence: input.throughSequence + 1, updated_at: now, version: session.version + 1 })
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', sessionId)
+      .where('version', '=', session.version)
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) !== 1) throw etagMismatch(name);
+
+    const cell: MemCellRecord = {
+      id: newId(now),
+      tenantId,
+      sessionId,
+      firstSequence: first,
+      lastSequence: input.throughSequence,
+      messageCount: Number(covered.n),
+      tokenCount: input.tokenCount ?? Number(covered.tokens ?? 0),
+      reason: input.reason,
+      status: 'PENDING',
+      attempts: 0,
+      lastError: '',
+      openedAt: covered.opened === null ? now : Number(covered.opened),
+      closedAt: now,
+      createdAt: now,
+      updatedAt: now,
+    };
+    try {
+      await trx.insertInto('mem_cells').values(memCellToRow(cell)).execute();
+    } catch (error) {
+      if (isDuplicate(mapDatabaseError(error, this.store.dialect))) throw etagMismatch(name);
+      throw error;
+    }
+    await trx
+      .updateTable('messages')
+      .set({ mem_cell_id: cell.id })
+      .where('tenant_id', '=', tenantId)
+      .where('session_id', '=', sessionId)
+      .where('sequence', '>=', first)
+      .where('sequence', '<=', input.throughSequence)
+      .execute();
+    return cell;
+  }
+
+  /** The session's MemCells by `firstSequence` ascending. */
+  async listMemCells(
+    tenantId: string,
+    sessionId: string,
+    filter: { readonly statuses?: readonly MemCellStatus[] },
+    page: PageRequest,
+  ): Promise<Page<MemCellRecord>> {
+    const queryKey = { tenantId, sessionId, filter };
+    const after = decodePageToken(page.pageToken, queryKey);
+    const rows = await run(this.store, (db) => {
+      let q = db
+        .selectFrom('mem_cells')
+        .selectAll()
+        .where('tenant_id', '=', tenantId)
+        .where('session_id', '=', sessionId);
+      if (filter.statuses?.length) q = q.where('status', 'in', [...filter.statuses]);
+      if (after !== undefined) q = q.where('first_sequence', '>', Number(after));
+      return q
+        .orderBy('first_sequence', 'asc')
+        .limit(page.pageSize + 1)
+        .execute();
+    });
+    return toPage(rows, page.pageSize, (r) => Number(r.first_sequence), memCellToRecord, queryKey);
+  }
+
+  /** One MemCell of the session, or undefined. */
+  async getMemCell(
+    tenantId: string,
+    sessionId: string,
+    id: string,
+    executor?: Executor,
+  ): Promise<MemCellRecord | undefined> {
+    const row = await this.#read(executor, (db) =>
+      db
+        .selectFrom('mem_cells')
+        .selectAll()
+        .where('tenant_id', '=', tenantId)
+        .where('session_id', '=', sessionId)
+        .where('id', '=', id)
+        .executeTakeFirst(),
+    );
+    return row === undefined ? undefined : memCellToRecord(row);
+  }
+
+  /**
+   * Records a step of the extraction hand-off. Applies only if the cell's status and attempts
+   * are still as read (and, with `expectedStatus`, the status is that one): otherwise ABORTED
+   * `ETAG_MISMATCH`, so two sweepers never both start the same cell. NOT_FOUND if absent.
+   */
+  async updateMemCellStatus(
+    trx: Executor,
+    tenantId: string,
+    id: string,
+    patch: MemCellStatusPatch,
+    now = Date.now(),
+  ): Promise<MemCellRecord> {
+    const row = await trx
+      .selectFrom('mem_cells')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (row === undefined) throw errors.notFound(`memCells/${id}`);
+    const before = memCellToRecord(row);
+    const name = memCellName(before.sessionId, id);
+    if (patch.expectedStatus !== undefined && patch.expectedStatus !== before.status)
+      throw etagMismatch(name);
+    const after: MemCellRecord = {
+      ...before,
+      status: patch.status,
+      attempts: patch.attempts ?? before.attempts,
+      extractionJobId: patch.extractionJobId ?? before.extractionJobId,
+      lastError: (patch.lastError ?? before.lastError).slice(0, 1024),
+      updatedAt: now,
+    };
+    const result = await trx
+      .updateTable('mem_cells')
+      .set({
+        status: after.status,
+        attempts: after.attempts,
+        extraction_job_id: after.extractionJobId ?? null,
+        last_error: after.lastError,
+        updated_at: now,
+      })
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .where('status', '=', before.status)
+      .where('attempts', '=', before.attempts)
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) !== 1) throw etagMismatch(name);
+    return after;
+  }
+
+  /**
+   * PENDING MemCells of every tenant, least recently updated first, for the hand-off sweep.
+   * `updatedBefore` leaves out cells touched recently (a retry backoff).
+   */
+  async pendingMemCells(
+    limit: number,
+    options: { readonly updatedBefore?: number } = {},
+  ): Promise<MemCellRecord[]> {
+    const rows = await run(this.store, (db) => {
+      let q = db.selectFrom('mem_cells').selectAll().where('status', '=', 'PENDING');
+      if (options.updatedBefore !== undefined) q = q.where('updated_at', '<', options.updatedBefore);
+      return q.orderBy('updated_at', 'asc').orderBy('id', 'asc').limit(limit).execute();
+    });
+    return rows.map(memCellToRecord);
+  }
+
+  /**
+   * Flags every message at or below `throughSequence` as compacted. Idempotent, and never lowers
+   * the mark (a lower value flags nothing). Returns how many messages were newly flagged.
+   */
+  async markCompacted(
+    trx: Executor,
+    tenantId: string,
+    sessionId: string,
+    throughSequence: number,
+  ): Promise<number> {
+    const result = await trx
+      .updateTable('messages')
+      .set({ compacted: 1 })
+      .where('tenant_id', '=', tenantId)
+      .where('session_id', '=', sessionId)
+      .where('sequence', '<=', throughSequence)
+      .where('compacted', '=', 0)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
+  /**
+   * Forgets a user's conversations: deletes every session of `ownerId` in the tenant (with their
+   * messages, MemCells and session states) and enqueues the removal of their rounds. Returns
+   * what was deleted.
+   */
+  async purgeOwner(
+    trx: Executor,
+    tenantId: string,
+    ownerId: string,
+    now = Date.now(),
+  ): Promise<DeletedSessionCounts> {
+    const rows = await trx
+      .selectFrom('sessions')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('owner_id', '=', ownerId)
+      .execute();
+    const total = { sessions: 0, messages: 0, memCells: 0, sessionStates: 0 };
+    for (const row of rows) {
+      const deleted = await this.#delete(trx, sessionToRecord(row), now);
+      total.sessions += deleted.sessions;
+      total.messages += deleted.messages;
+      total.memCells += deleted.memCells;
+      total.sessionStates += deleted.sessionStates;
+    }
+    return total;
+  }
+
+  async #delete(trx: Executor, session: SessionRecord, now: number): Promise<DeletedSessionCounts> {
+    const { tenantId, id } = session;
+    const userMessages = await trx
+      .selectFrom('messages')
+      .select('id')
+      .where('tenant_id', '=', tenantId)
+      .where('session_id', '=', id)
+      .where('role', '=', 'USER')
+      .orderBy('sequence')
+      .execute();
+    const count = async (table: 'messages' | 'mem_cells' | 'session_states') =>
+      Number(
+        (
+          await trx
+            .selectFrom(table)
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('tenant_id', '=', tenantId)
+            .where('session_id', '=', id)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    const counts = {
+      messages: await count('messages'),
+      memCells: await count('mem_cells'),
+      sessionStates: await count('session_states'),
+    };
+    const result = await trx
+      .deleteFrom('sessions')
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    const events: OutboxEvent[] = [
+      ...userMessages.map((m): OutboxEvent => ({
+        tenantId,
+        aggregate: 'ROUND',
+        aggregateId: m.id,
+        operation: 'DELETE',
+        payload: { sessionId: id },
+      })),
+      { tenantId, aggregate: 'SESSION', aggregateId: id, operation: 'DELETE' },
+    ];
+    for (let i = 0; i < events.length; i += ROWS_PER_INSERT) {
+      await enqueueOutbox(trx, events.slice(i, i + ROWS_PER_INSERT), now);
+    }
+    return { sessions: Number(result.numDeletedRows), ...counts };
+  }
+
+  /** ROUND UPSERTs for freshly appended messages (one per round, in order). */
+  async #roundEvents(
+    trx: Executor,
+    tenantId: string,
+    sessionId: string,
+    records: readonly MessageRecord[],
+  ): Promise<OutboxEvent[]> {
+    const rounds = new Set<string>();
+    let currentUser: string | undefined;
+    let lookedBack = false;
+    for (const m of records) {
+      if (m.role === 'USER') {
+        currentUser = m.id;
+        rounds.add(m.id);
+      } else if (m.role === 'ASSISTANT' && m.content.trim() !== '') {
+        if (currentUser === undefined && !lookedBack) {
+          lookedBack = true;
+          const previous = await trx
+            .selectFrom('messages')
+            .select('id')
+            .where('tenant_id', '=', tenantId)
+            .where('session_id', '=', sessionId)
+            .where('role', '=', 'USER')
+            .where('sequence', '<', m.sequence)
+            .orderBy('sequence', 'desc')
+            .limit(1)
+            .executeTakeFirst();
+          currentUser = previous?.id;
+        }
+        if (currentUser !== undefined) rounds.add(currentUser);
+      }
+    }
+    return [...rounds].map((id) => ({
+      tenantId,
+      aggregate: 'ROUND',
+      aggregateId: id,
+      operation: 'UPSERT',
+      payload: { sessionId },
+    }));
+  }
+
+  /** Runs a read on `executor` if given (inside the caller's transaction), else on the store. */
+  async #read<T>(executor: Executor | undefined, fn: (db: Executor) => Promise<T>): Promise<T> {
+    return executor === undefined ? run(this.store, fn) : fn(executor);
+  }
+}
+
+/** Splits message records into INSERT batches bounded by row count and content size. */
+function batches(records: readonly MessageRecord[]): MessageRecord[][] {
+  const result: MessageRecord[][] = [];
+  let current: MessageRecord[] = [];
+  let units = 0;
+  for (const r of records) {
+    if (
+      current.length > 0 &&
+      (current.length >= ROWS_PER_INSERT || units + r.content.length > CONTENT_UNITS_PER_INSERT)
+    ) {
+      result.push(current);
+      current = [];
+      units = 0;
+    }
+    current.push(r);
+    units += r.content.length;
+  }
+  if (current.length > 0) result.push(current);
+  return result;
+}
+
+function sessionName(id: string): string {
+  return `sessions/${id}`;
+}
+
+function memCellName(sessionId: string, id: string): string {
+  return `sessions/${sessionId}/memCells/${id}`;
+}
+
+function etagMismatch(name: string): EngramError {
+  return new EngramError(
+    Code.Aborted,
+    'ETAG_MISMATCH',
+    `${name} was changed concurrently; re-read and retry`,
+    {
+      name,
+    },
+  );
+}
+
+function numberOrUndefined(value: number | null): number | undefined {
+  return value === null ? undefined : Number(value);
+}
+
+function sessionToRecord(row: SessionRow): SessionRecord {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    ownerId: row.owner_id,
+    displayName: row.display_name,
+    externalId: optional(row.external_id),
+    languageCode: row.language_code,
+    timeZone: row.time_zone,
+    metadata: fromJson<Record<string, string>>(row.metadata_json) ?? {},
+    status: row.status as SessionStatus,
+    messageCount: Number(row.message_count),
+    lastSequence: Number(row.last_sequence),
+    lastMessageAt: numberOrUndefined(row.last_message_at),
+    openFromSequence: Number(row.open_from_sequence),
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+    closedAt: numberOrUndefined(row.closed_at),
+    version: Number(row.version),
+  };
+}
+
+function sessionToRow(s: SessionRecord): SessionRow {
+  return {
+    id: s.id,
+    tenant_id: s.tenantId,
+    owner_id: s.ownerId,
+    display_name: s.displayName,
+    external_id: s.externalId ?? null,
+    language_code: s.languageCode,
+    time_zone: s.timeZone,
+    metadata_json: toJson(s.metadata),
+    status: s.status,
+    message_count: s.messageCount,
+    last_sequence: s.lastSequence,
+    last_message_at: s.lastMessageAt ?? null,
+    open_from_sequence: s.openFromSequence,
+    created_at: s.createdAt,
+    updated_at: s.updatedAt,
+    closed_at: s.closedAt ?? null,
+    version: s.version,
+  };
+}
+
+function messageToRecord(row: MessageRow): MessageRecord {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    sessionId: row.session_id,
+    sequence: Number(row.sequence),
+    role: row.role as MessageRole,
+    content: row.content,
+    participantName: row.participant_name,
+    toolCallId: row.tool_call_id,
+    toolCalls: fromJson<ToolCall[]>(row.tool_calls_json) ?? [],
+    tokenCount: Number(row.token_count),
+    compacted: fromFlag(row.compacted),
+    memCellId: optional(row.mem_cell_id),
+    metadata: fromJson<Record<string, string>>(row.metadata_json) ?? {},
+    occurredAt: Number(row.occurred_at),
+    createdAt: Number(row.created_at),
+  };
+}
+
+function messageToRow(m: MessageRecord): MessageRow {
+  return {
+    id: m.id,
+    tenant_id: m.tenantId,
+    session_id: m.sessionId,
+    sequence: m.sequence,
+    role: m.role,
+    content: m.content,
+    participant_name: m.participantName,
+    tool_call_id: m.toolCallId,
+    tool_calls_json: toJson(
+      m.toolCalls.map((c) => ({ id: c.id, name: c.name, argumentsJson: c.argumentsJson })),
+    ),
+    token_count: m.tokenCount,
+    compacted: toFlag(m.compacted),
+    mem_cell_id: m.memCellId ?? null,
+    metadata_json: toJson(m.metadata),
+    occurred_at: m.occurredAt,
+    created_at: m.createdAt,
+  };
+}
+
+function memCellToRecord(row: MemCellRow): MemCellRecord {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    sessionId: row.session_id,
+    firstSequence: Number(row.first_sequence),
+    lastSequence: Number(row.last_sequence),
+    messageCount: Number(row.message_count),
+    tokenCount: Number(row.token_count),
+    reason: row.reason as BoundaryReason,
+    status: row.status as MemCellStatus,
+    attempts: Number(row.attempts),
+    extractionJobId: optional(row.extraction_job_id),
+    lastError: row.last_error,
+    openedAt: Number(row.opened_at),
+    closedAt: Number(row.closed_at),
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+  };
+}
+
+function memCellToRow(c: MemCellRecord): MemCellRow {
+  return {
+    id: c.id,
+    tenant_id: c.tenantId,
+    session_id: c.sessionId,
+    first_sequence: c.firstSequence,
+    last_sequence: c.lastSequence,
+    message_count: c.messageCount,
+    token_count: c.tokenCount,
+    reason: c.reason,
+    status: c.status,
+    attempts: c.attempts,
+    extraction_job_id: c.extractionJobId ?? null,
+    last_error: c.lastError.slice(0, 1024),
+    opened_at: c.openedAt,
+    closed_at: c.closedAt,
+    created_at: c.createdAt,
+    updated_at: c.updatedAt,
+  };
+}

@@ -1,0 +1,32 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Store } from './database.js';
+import { mapDatabaseError } from './errors.js';
+import type { Database } from './schema.js';
+
+/** A query runner: the database itself, or an open transaction. */
+export type Executor = Kysely<Database> | Transaction<Database>;
+
+/**
+ * Runs `fn` in one transaction: everything it writes commits together or not at all. Driver
+ * errors are mapped ({@link mapDatabaseError}); domain errors thrown by `fn` roll back and pass
+ * through unchanged.
+ */
+export async function inTransaction<T>(
+  store: Store,
+  fn: (trx: Transaction<Database>) => Promise<T>,
+): Promise<T> {
+  try {
+    return await store.db.transaction().execute(fn);
+  } catch (error) {
+    throw mapDatabaseError(error, store.dialect);
+  }
+}
+
+/** Runs a read (or a single statement) with driver errors mapped. */
+export async function run<T>(store: Store, fn: (db: Kysely<Database>) => Promise<T>): Promise<T> {
+  try {
+    return await fn(store.db);
+  } catch (error) {
+    throw mapDatabaseError(error, store.dialect);
+  }
+}
