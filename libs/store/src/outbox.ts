@@ -68,17 +68,14 @@ export class OutboxRepository {
   ) {}
 
   /**
-   * Up to `limit` unprocessed rows that are due, oldest first. On MySQL the rows are locked with
-   * SKIP LOCKED for the duration of `handle`, so several indexers never take the same row; on
-   * SQLite the single writer serializes them. `handle` returns the ids it processed.
+   * Leases up to `limit` due rows, oldest first: they become invisible to other consumers for
+   * `leaseMs` (their `available_at` moves forward) in one short transaction, so no transaction is
+   * held open while the consumer embeds and writes vectors. A consumer that dies mid-batch simply
+   * lets the lease run out and the rows come back (at-least-once; point ids make replays
+   * idempotent). On MySQL the selection uses SKIP LOCKED so concurrent consumers never lease the
+   * same row.
    */
-  async claim(
-    limit: number,
-    handle: (
-      entries: OutboxEntry[],
-    ) => Promise<{ processed: number[]; failed: { id: number; error: string; retryAt: number }[] }>,
-    now = Date.now(),
-  ): Promise<number> {
+  async lease(limit: number, leaseMs: number, now = Date.now()): Promise<OutboxEntry[]> {
     return inTransaction(this.store, async (trx) => {
       let query = trx
         .selectFrom('outbox')
@@ -90,42 +87,93 @@ export class OutboxRepository {
         .limit(limit);
       if (supportsRowLocks(this.store.dialect)) query = query.forUpdate().skipLocked();
       const rows = await query.execute();
-      if (rows.length === 0) return 0;
-      const result = await handle(
-        rows.map((r) => ({
-          id: r.id,
-          tenantId: r.tenant_id,
-          aggregate: r.aggregate_kind as OutboxAggregate,
-          aggregateId: r.aggregate_id,
-          operation: r.operation as OutboxOperation,
-          payload: JSON.parse(r.payload_json) as Record<string, string | number>,
-          createdAt: r.created_at,
-          attempts: r.attempts,
-        })),
-      );
-      if (result.processed.length > 0) {
-        await trx
-          .updateTable('outbox')
-          .set({ processed_at: now })
-          .where('id', 'in', result.processed)
-          .execute();
-      }
-      const attemptsById = new Map(rows.map((r) => [r.id, r.attempts]));
-      for (const failure of result.failed) {
-        const attempts = (attemptsById.get(failure.id) ?? 0) + 1;
+      if (rows.length === 0) return [];
+      await trx
+        .updateTable('outbox')
+        .set({ available_at: now + leaseMs })
+        .where(
+          'id',
+          'in',
+          rows.map((r) => r.id),
+        )
+        .execute();
+      return rows.map((r) => ({
+        id: r.id,
+        tenantId: r.tenant_id,
+        aggregate: r.aggregate_kind as OutboxAggregate,
+        aggregateId: r.aggregate_id,
+        operation: r.operation as OutboxOperation,
+        payload: JSON.parse(r.payload_json) as Record<string, string | number>,
+        createdAt: r.created_at,
+        attempts: r.attempts,
+      }));
+    });
+  }
+
+  /** Marks leased rows done. */
+  async complete(ids: readonly number[], now = Date.now()): Promise<void> {
+    if (ids.length === 0) return;
+    await run(this.store, (db) =>
+      db
+        .updateTable('outbox')
+        .set({ processed_at: now })
+        .where('id', 'in', [...ids])
+        .execute(),
+    );
+  }
+
+  /**
+   * Records failures of leased rows: each is retried at `retryAt`, or parked once it has failed
+   * `maxAttempts` times.
+   */
+  async fail(
+    failures: readonly { entry: OutboxEntry; error: string; retryAt: number }[],
+    now = Date.now(),
+  ): Promise<void> {
+    if (failures.length === 0) return;
+    await inTransaction(this.store, async (trx) => {
+      for (const { entry, error, retryAt } of failures) {
+        const attempts = entry.attempts + 1;
         await trx
           .updateTable('outbox')
           .set({
             attempts,
-            last_error: failure.error.slice(0, 1024),
-            available_at: failure.retryAt,
+            last_error: error.slice(0, 1024),
+            available_at: retryAt,
             parked_at: attempts >= this.maxAttempts ? now : null,
           })
-          .where('id', '=', failure.id)
+          .where('id', '=', entry.id)
           .execute();
       }
-      return rows.length;
     });
+  }
+
+  /**
+   * Leases a batch, hands it to `handle`, and records what `handle` reports: a convenience over
+   * {@link lease}, {@link complete} and {@link fail}. Returns how many rows were leased.
+   */
+  async claim(
+    limit: number,
+    handle: (entries: OutboxEntry[]) => Promise<{
+      processed: number[];
+      failed: { id: number; error: string; retryAt: number }[];
+    }>,
+    now = Date.now(),
+    leaseMs = 60_000,
+  ): Promise<number> {
+    const entries = await this.lease(limit, leaseMs, now);
+    if (entries.length === 0) return 0;
+    const result = await handle(entries);
+    const byId = new Map(entries.map((e) => [e.id, e]));
+    await this.complete(result.processed, now);
+    await this.fail(
+      result.failed.flatMap((f) => {
+        const entry = byId.get(f.id);
+        return entry === undefined ? [] : [{ entry, error: f.error, retryAt: f.retryAt }];
+      }),
+      now,
+    );
+    return entries.length;
   }
 
   /** Pending rows, the age of the oldest, and parked rows: for index status and metrics. */

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Transaction } from 'kysely';
-import { errors } from '@engram/runtime';
+import { Code } from '@connectrpc/connect';
+import { errors, isEngramError } from '@engram/runtime';
 import type { Store } from './database.js';
 import { isDuplicate } from './errors.js';
 import type { Database } from './schema.js';
@@ -55,18 +56,21 @@ export async function idempotent<R>(
   const hash = requestHash(request);
   const previous = await findResult<R>(store, key, hash, now);
   if (previous !== undefined) return { result: previous, replayed: true };
+  // An expired record of the same id no longer counts. Removed outside the write transaction: a
+  // delete there would take gap locks on MySQL and deadlock two concurrent first attempts.
+  await run(store, (db) =>
+    db
+      .deleteFrom('request_ids')
+      .where('tenant_id', '=', key.tenantId)
+      .where('subject', '=', key.subject)
+      .where('method', '=', key.method)
+      .where('request_id', '=', key.requestId)
+      .where('expires_at', '<=', now)
+      .execute(),
+  );
   try {
     const result = await inTransaction(store, async (trx) => {
       const written = await write(trx);
-      // An expired record of the same id may still be there; it no longer counts.
-      await trx
-        .deleteFrom('request_ids')
-        .where('tenant_id', '=', key.tenantId)
-        .where('subject', '=', key.subject)
-        .where('method', '=', key.method)
-        .where('request_id', '=', key.requestId)
-        .where('expires_at', '<=', now)
-        .execute();
       await trx
         .insertInto('request_ids')
         .values({
@@ -84,7 +88,8 @@ export async function idempotent<R>(
     });
     return { result, replayed: false };
   } catch (error) {
-    if (!isDuplicate(error)) throw error;
+    // The other attempt won the race (duplicate key), or the engine chose us as a deadlock victim.
+    if (!isDuplicate(error) && !(isEngramError(error) && error.code === Code.Aborted)) throw error;
     const winner = await findResult<R>(store, key, hash, now);
     if (winner === undefined) throw error;
     return { result: winner, replayed: true };

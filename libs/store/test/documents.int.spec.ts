@@ -183,6 +183,24 @@ describe.each(dialects)('DocumentRepository on $name', (dialect) => {
     expect(await counts()).toEqual(before);
   });
 
+  it('writes and deletes a document of 1,201 chunks, more than one statement holds', async () => {
+    const outbox = await countRows(store, 'outbox');
+    const doc = await create(
+      document({ tenantId: 't-many' }),
+      Array.from({ length: 1_201 }, (_, i) => chunk(i, { text: `第${i}段 😀` })),
+    );
+    expect(await documents.get('t-many', doc.id)).toMatchObject({ chunkCount: 1_201 });
+    expect(await countRows(store, 'outbox')).toBe(outbox + 1_201);
+    const last = await documents.listChunks('t-many', doc.id, { pageSize: 10 }, { fromOrdinal: 1_195 });
+    expect(last.items.map((c) => c.text)).toEqual(
+      [1195, 1196, 1197, 1198, 1199, 1200].map((i) => `第${i}段 😀`),
+    );
+
+    const counts = await inTransaction(store, (trx) => documents.deleteDocument(trx, 't-many', doc.id));
+    expect(counts).toEqual({ documents: 1, chunks: 1_201 });
+    expect(await countRows(store, 'outbox')).toBe(outbox + 1_201 + 1_202);
+  });
+
   it('refuses a chunk ordinal already taken with ALREADY_EXISTS and writes none of the batch', async () => {
     const doc = await create(document({ tenantId: 't-dup' }), [chunk(0), chunk(1)]);
     const outbox = await countRows(store, 'outbox');
@@ -556,6 +574,9 @@ describe.each(dialects)('DocumentRepository on $name', (dialect) => {
           .map(([, id]) => id)
           .sort(),
       ).toEqual(mine.map((d) => d.id).sort());
+      expect((await outboxFor(store, [bobs.id, elsewhere.id])).filter(([, , op]) => op === 'DELETE')).toEqual(
+        [],
+      );
       expect(await documents.purgeOwner(store.db, 't-purge', 'alice')).toEqual({ documents: 0, chunks: 0 });
     });
   });
