@@ -1,7 +1,7 @@
 import { Code } from '@connectrpc/connect';
 import { sql } from 'kysely';
 import { EngramError, errors } from '@engram/runtime';
-import { fromJson, toJson } from './codec.js';
+import { fromFlag, fromJson, toFlag, toJson } from './codec.js';
 import type { Store } from './database.js';
 import { supportsRowLocks } from './dialect.js';
 import { newId } from './ids.js';
@@ -39,8 +39,12 @@ export interface DocumentRecord {
   readonly state: DocumentState;
   readonly chunkSize: number;
   readonly chunkOverlap: number;
+  readonly keepTablesWhole: boolean;
+  readonly keepCodeWhole: boolean;
   /** Why the document is FAILED (an ErrorReason name); '' otherwise. */
   readonly failureReason: string;
+  /** A human-readable explanation of the failure (no document content); '' otherwise. */
+  readonly failureMessage: string;
   readonly createdAt: number;
   readonly updatedAt: number;
   /** Incremented by every change (state, counters); the optimistic-concurrency token (etag). */
@@ -50,7 +54,7 @@ export interface DocumentRecord {
 /** What a new document is made of; the repository assigns id, times, counters and version. */
 export type NewDocument = Omit<
   DocumentRecord,
-  'id' | 'state' | 'chunkCount' | 'failureReason' | 'createdAt' | 'updatedAt' | 'version'
+  'id' | 'state' | 'chunkCount' | 'failureReason' | 'failureMessage' | 'createdAt' | 'updatedAt' | 'version'
 > & {
   /** INGESTING while chunks are written in batches; READY when they are all written in this transaction. */
   readonly state: 'INGESTING' | 'READY';
@@ -143,7 +147,10 @@ function toRecord(row: DocumentsTable): DocumentRecord {
     state: row.state as DocumentState,
     chunkSize: row.chunk_size,
     chunkOverlap: row.chunk_overlap,
+    keepTablesWhole: fromFlag(row.keep_tables_whole),
+    keepCodeWhole: fromFlag(row.keep_code_whole),
     failureReason: row.failure_reason,
+    failureMessage: row.failure_message,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     version: row.version,
@@ -168,7 +175,10 @@ function toRow(d: DocumentRecord): DocumentsTable {
     state: d.state,
     chunk_size: d.chunkSize,
     chunk_overlap: d.chunkOverlap,
-    failure_reason: d.failureReason.slice(0, 1024),
+    keep_tables_whole: toFlag(d.keepTablesWhole),
+    keep_code_whole: toFlag(d.keepCodeWhole),
+    failure_reason: d.failureReason.slice(0, 64),
+    failure_message: d.failureMessage.slice(0, 1024),
     created_at: d.createdAt,
     updated_at: d.updatedAt,
     version: d.version,
@@ -229,6 +239,7 @@ export class DocumentRepository {
       id: newId(now),
       chunkCount: 0,
       failureReason: '',
+      failureMessage: '',
       createdAt: now,
       updatedAt: now,
       version: 1,
@@ -329,10 +340,11 @@ export class DocumentRepository {
     expectedVersion: number | undefined,
     failureReason: string,
     now = Date.now(),
+    failureMessage = '',
   ): Promise<DocumentRecord> {
     const before = await this.#transition(trx, tenantId, id, expectedVersion);
     await this.#deleteChunks(trx, tenantId, [id], now);
-    return this.#write(trx, before, { state: 'FAILED', failureReason, chunkCount: 0 }, now);
+    return this.#write(trx, before, { state: 'FAILED', failureReason, failureMessage, chunkCount: 0 }, now);
   }
 
   /** A document by id within the tenant, whatever its state and scope (callers check visibility). */

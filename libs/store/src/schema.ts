@@ -89,7 +89,10 @@ export interface DocumentsTable {
   state: string;
   chunk_size: number;
   chunk_overlap: number;
+  keep_tables_whole: number;
+  keep_code_whole: number;
   failure_reason: string;
+  failure_message: string;
   created_at: number;
   updated_at: number;
   version: number;

@@ -30,6 +30,8 @@ function document(overrides: Partial<NewDocument> = {}): NewDocument {
     state: 'INGESTING',
     chunkSize: 1_000,
     chunkOverlap: 150,
+    keepTablesWhole: true,
+    keepCodeWhole: true,
     ...overrides,
   };
 }
@@ -288,9 +290,15 @@ describe.each(dialects)('DocumentRepository on $name', (dialect) => {
       const doc = await create(document({ tenantId: 't-state' }), [chunk(0), chunk(1)]);
       const chunks = (await documents.listChunks('t-state', doc.id, { pageSize: 10 })).items;
       const failed = await inTransaction(store, (trx) =>
-        documents.markFailed(trx, 't-state', doc.id, undefined, 'INTERNAL'),
+        documents.markFailed(trx, 't-state', doc.id, undefined, 'INTERNAL', Date.now(), 'the parser crashed'),
       );
-      expect(failed).toMatchObject({ state: 'FAILED', failureReason: 'INTERNAL', chunkCount: 0, version: 3 });
+      expect(failed).toMatchObject({
+        state: 'FAILED',
+        failureReason: 'INTERNAL',
+        failureMessage: 'the parser crashed',
+        chunkCount: 0,
+        version: 3,
+      });
       expect(await documents.get('t-state', doc.id)).toEqual(failed);
       expect((await documents.listChunks('t-state', doc.id, { pageSize: 10 })).items).toEqual([]);
       const outbox = await outboxFor(store, [doc.id, ...chunks.map((c) => c.id)]);

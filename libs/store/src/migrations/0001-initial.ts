@@ -125,7 +125,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('state', 'varchar(16)', (c) => c.notNull())
     .addColumn('chunk_size', 'integer', (c) => c.notNull())
     .addColumn('chunk_overlap', 'integer', (c) => c.notNull())
-    .addColumn('failure_reason', 'varchar(1024)', (c) => c.notNull())
+    .addColumn('keep_tables_whole', 'smallint', (c) => c.notNull())
+    .addColumn('keep_code_whole', 'smallint', (c) => c.notNull())
+    .addColumn('failure_reason', 'varchar(64)', (c) => c.notNull())
+    .addColumn('failure_message', 'varchar(1024)', (c) => c.notNull())
     .addColumn('created_at', time, (c) => c.notNull())
     .addColumn('updated_at', time, (c) => c.notNull())
     .addColumn('version', 'integer', (c) => c.notNull())
@@ -146,6 +149,13 @@ export async function up(db: Kysely<any>): Promise<void> {
     .on('documents')
     .columns(['tenant_id', 'org_id', 'id'])
     .execute();
+  // PLATFORM-scoped listing, and the sweep that fails abandoned INGESTING documents.
+  await db.schema
+    .createIndex('documents_scope')
+    .on('documents')
+    .columns(['tenant_id', 'scope', 'id'])
+    .execute();
+  await db.schema.createIndex('documents_state').on('documents').columns(['state', 'updated_at']).execute();
 
   await db.schema
     .createTable('chunks')
