@@ -1,7 +1,7 @@
 import { Code } from '@connectrpc/connect';
 import { EngramError, errors } from '@engram/runtime';
 import type { Selectable } from 'kysely';
-import { fromJson, toJson, type JsonValue } from './codec.js';
+import { fromJson, optional, toJson, type JsonValue } from './codec.js';
 import type { Store } from './database.js';
 import { newId } from './ids.js';
 import { decodePageToken, toPage, type Page, type PageRequest } from './pagination.js';
@@ -244,15 +244,15 @@ function toRecord(row: ExtractionJobRow): ExtractionJobRecord {
     memCellId: row.mem_cell_id,
     state: row.state as ExtractionJobState,
     extractors: fromJson<Extractor[]>(row.extractors_json) ?? [],
-    attempts: Number(row.attempts),
+    attempts: row.attempts,
     result: fromJson<JsonValue>(row.result_json) ?? {},
     usage: fromJson<JsonValue>(row.usage_json) ?? {},
     languageCode: row.language_code,
     error: fromJson<JsonValue>(row.error_json),
     requestId: row.request_id,
-    createdAt: Number(row.created_at),
-    updatedAt: Number(row.updated_at),
-    completedAt: row.completed_at === null ? undefined : Number(row.completed_at),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    completedAt: optional(row.completed_at),
   };
 }
 

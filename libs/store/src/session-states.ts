@@ -188,13 +188,13 @@ function toRecord(row: SessionStateRow): SessionStateRecord {
     sessionId: row.session_id,
     tenantId: row.tenant_id,
     summary: row.summary,
-    summaryTokenCount: Number(row.summary_token_count),
+    summaryTokenCount: row.summary_token_count,
     keyPoints: fromJson<KeyPoint[]>(row.key_points_json) ?? [],
     openLoops: fromJson<OpenLoop[]>(row.open_loops_json) ?? [],
-    compactedThroughSequence: Number(row.compacted_through_sequence),
+    compactedThroughSequence: row.compacted_through_sequence,
     summaryMemoryId: optional(row.summary_memory_id),
-    updatedAt: Number(row.updated_at),
-    version: Number(row.version),
+    updatedAt: row.updated_at,
+    version: row.version,
   };
 }
 

@@ -332,8 +332,8 @@ export class SessionRepository {
   /**
    * Hard-deletes a session with its messages, MemCells and state (foreign-key cascade), and
    * enqueues the removal of its conversation rounds: one ROUND DELETE per USER message and one
-   * SESSION DELETE. NOT_FOUND if there is no such session; with `expectedVersion`, ABORTED
-   * `ETAG_MISMATCH` if it changed since.
+   * SESSION DELETE. NOT_FOUND if there is no such session; ABORTED `ETAG_MISMATCH` if it changed
+   * since `expectedVersion` (when given) or concurrently (e.g. an append raced the delete: retry).
    */
   async deleteSession(
     trx: Executor,
@@ -467,7 +467,7 @@ export class SessionRepository {
         .limit(page.pageSize + 1)
         .execute();
     });
-    return toPage(rows, page.pageSize, (r) => Number(r.sequence), messageToRecord, queryKey);
+    return toPage(rows, page.pageSize, (r) => r.sequence, messageToRecord, queryKey);
   }
 
   /** One message of the session, or undefined. */
@@ -531,9 +531,9 @@ export class SessionRepository {
         .where('session_id', '=', sessionId)
         .executeTakeFirstOrThrow();
       return {
-        openMessageCount: Number(tail.n),
-        openTokenCount: Number(tail.tokens ?? 0),
-        memCellCount: Number(cells.n),
+        openMessageCount: tail.n,
+        openTokenCount: tail.tokens ?? 0,
+        memCellCount: cells.n,
       };
     });
   }
@@ -567,7 +567,7 @@ export class SessionRepository {
       .select((eb) => [
         eb.fn.countAll<number>().as('n'),
         eb.fn.sum<number | null>('token_count').as('tokens'),
-        eb.fn.min('occurred_at').as('opened'),
+        eb.fn.min<number | null>('occurred_at').as('opened'),
       ])
       .where('tenant_id', '=', tenantId)
       .where('session_id', '=', sessionId)
@@ -590,13 +590,13 @@ export class SessionRepository {
       sessionId,
       firstSequence: first,
       lastSequence: input.throughSequence,
-      messageCount: Number(covered.n),
-      tokenCount: input.tokenCount ?? Number(covered.tokens ?? 0),
+      messageCount: covered.n,
+      tokenCount: input.tokenCount ?? covered.tokens ?? 0,
       reason: input.reason,
       status: 'PENDING',
       attempts: 0,
       lastError: '',
-      openedAt: covered.opened === null ? now : Number(covered.opened),
+      openedAt: covered.opened ?? now,
       closedAt: now,
       createdAt: now,
       updatedAt: now,
@@ -640,7 +640,7 @@ export class SessionRepository {
         .limit(page.pageSize + 1)
         .execute();
     });
-    return toPage(rows, page.pageSize, (r) => Number(r.first_sequence), memCellToRecord, queryKey);
+    return toPage(rows, page.pageSize, (r) => r.first_sequence, memCellToRecord, queryKey);
   }
 
   /** One MemCell of the session, or undefined. */
@@ -751,7 +751,7 @@ export class SessionRepository {
   /**
    * Forgets a user's conversations: deletes every session of `ownerId` in the tenant (with their
    * messages, MemCells and session states) and enqueues the removal of their rounds. Returns
-   * what was deleted.
+   * what was deleted; ABORTED `ETAG_MISMATCH` if one of the sessions changed concurrently (retry).
    */
   async purgeOwner(
     trx: Executor,
@@ -778,6 +778,16 @@ export class SessionRepository {
 
   async #delete(trx: Executor, session: SessionRecord, now: number): Promise<DeletedSessionCounts> {
     const { tenantId, id } = session;
+    // Take the session row first (compare-and-set, like an append): no message can be appended
+    // between listing the rounds to remove and deleting them, so no round point is left behind.
+    const taken = await trx
+      .updateTable('sessions')
+      .set({ version: session.version + 1 })
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .where('version', '=', session.version)
+      .executeTakeFirst();
+    if (Number(taken.numUpdatedRows) !== 1) throw etagMismatch(sessionName(id));
     const userMessages = await trx
       .selectFrom('messages')
       .select('id')
@@ -786,17 +796,15 @@ export class SessionRepository {
       .where('role', '=', 'USER')
       .orderBy('sequence')
       .execute();
-    const count = async (table: 'messages' | 'mem_cells' | 'session_states') =>
-      Number(
-        (
-          await trx
-            .selectFrom(table)
-            .select((eb) => eb.fn.countAll<number>().as('n'))
-            .where('tenant_id', '=', tenantId)
-            .where('session_id', '=', id)
-            .executeTakeFirstOrThrow()
-        ).n,
-      );
+    const count = async (table: 'messages' | 'mem_cells' | 'session_states') => {
+      const row = await trx
+        .selectFrom(table)
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('tenant_id', '=', tenantId)
+        .where('session_id', '=', id)
+        .executeTakeFirstOrThrow();
+      return row.n;
+    };
     const counts = {
       messages: await count('messages'),
       memCells: await count('mem_cells'),
@@ -910,10 +918,6 @@ function etagMismatch(name: string): EngramError {
   );
 }
 
-function numberOrUndefined(value: number | null): number | undefined {
-  return value === null ? undefined : Number(value);
-}
-
 function sessionToRecord(row: SessionRow): SessionRecord {
   return {
     id: row.id,
@@ -925,14 +929,14 @@ function sessionToRecord(row: SessionRow): SessionRecord {
     timeZone: row.time_zone,
     metadata: fromJson<Record<string, string>>(row.metadata_json) ?? {},
     status: row.status as SessionStatus,
-    messageCount: Number(row.message_count),
-    lastSequence: Number(row.last_sequence),
-    lastMessageAt: numberOrUndefined(row.last_message_at),
-    openFromSequence: Number(row.open_from_sequence),
-    createdAt: Number(row.created_at),
-    updatedAt: Number(row.updated_at),
-    closedAt: numberOrUndefined(row.closed_at),
-    version: Number(row.version),
+    messageCount: row.message_count,
+    lastSequence: row.last_sequence,
+    lastMessageAt: optional(row.last_message_at),
+    openFromSequence: row.open_from_sequence,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    closedAt: optional(row.closed_at),
+    version: row.version,
   };
 }
 
@@ -963,18 +967,18 @@ function messageToRecord(row: MessageRow): MessageRecord {
     id: row.id,
     tenantId: row.tenant_id,
     sessionId: row.session_id,
-    sequence: Number(row.sequence),
+    sequence: row.sequence,
     role: row.role as MessageRole,
     content: row.content,
     participantName: row.participant_name,
     toolCallId: row.tool_call_id,
     toolCalls: fromJson<ToolCall[]>(row.tool_calls_json) ?? [],
-    tokenCount: Number(row.token_count),
+    tokenCount: row.token_count,
     compacted: fromFlag(row.compacted),
     memCellId: optional(row.mem_cell_id),
     metadata: fromJson<Record<string, string>>(row.metadata_json) ?? {},
-    occurredAt: Number(row.occurred_at),
-    createdAt: Number(row.created_at),
+    occurredAt: row.occurred_at,
+    createdAt: row.created_at,
   };
 }
 
@@ -1005,19 +1009,19 @@ function memCellToRecord(row: MemCellRow): MemCellRecord {
     id: row.id,
     tenantId: row.tenant_id,
     sessionId: row.session_id,
-    firstSequence: Number(row.first_sequence),
-    lastSequence: Number(row.last_sequence),
-    messageCount: Number(row.message_count),
-    tokenCount: Number(row.token_count),
+    firstSequence: row.first_sequence,
+    lastSequence: row.last_sequence,
+    messageCount: row.message_count,
+    tokenCount: row.token_count,
     reason: row.reason as BoundaryReason,
     status: row.status as MemCellStatus,
-    attempts: Number(row.attempts),
+    attempts: row.attempts,
     extractionJobId: optional(row.extraction_job_id),
     lastError: row.last_error,
-    openedAt: Number(row.opened_at),
-    closedAt: Number(row.closed_at),
-    createdAt: Number(row.created_at),
-    updatedAt: Number(row.updated_at),
+    openedAt: row.opened_at,
+    closedAt: row.closed_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
   };
 }
 
