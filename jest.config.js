@@ -12,7 +12,9 @@ const swc = [
 
 /** @type {import('jest').Config} */
 const common = {
-  testEnvironment: 'node',
+  // Node, with the host's typed-array constructors so onnxruntime (the embedding model) works
+  // inside Jest's per-file contexts; see jest.environment.mjs.
+  testEnvironment: '<rootDir>/jest.environment.mjs',
   // Resolve workspace packages to their TypeScript sources (see the "@engram/source" condition).
   testEnvironmentOptions: { customExportConditions: ['@engram/source', 'node', 'node-addons'] },
   extensionsToTreatAsEsm: ['.ts'],
@@ -26,6 +28,8 @@ export default {
     {
       ...common,
       displayName: 'unit',
+      // Property tests and the real embedding model need headroom on a loaded 2-core machine.
+      testTimeout: 30_000,
       testMatch: ['<rootDir>/libs/*/src/**/*.spec.ts', '<rootDir>/services/*/src/**/*.spec.ts'],
     },
     {

@@ -1,0 +1,191 @@
+import { env, pipeline, type FeatureExtractionPipeline, type Tensor } from '@huggingface/transformers';
+import {
+  checkOpen,
+  checkTexts,
+  normalize,
+  type EmbedOptions,
+  type Embedder,
+  type EmbeddingKind,
+  type EmbeddingResult,
+} from './embedder.js';
+import { LOCAL_MODEL_NAME, resolveModelRoot, verifyLocalModel } from './local-model.js';
+
+/**
+ * bge's recommended instruction for short retrieval queries. Not applied by default: on MADial-Bench
+ * zh it changed recall@5/@10/@25 by at most 0.002 (dialogue-context queries) or 0.023 (last user turn),
+ * well inside the ±0.05 noise of that set; pass it as `queryInstruction` to opt in.
+ */
+export const BGE_ZH_QUERY_INSTRUCTION = '为这个句子生成表示以用于检索相关文章：';
+
+/** Options of {@link LocalEmbedder}; defaults are filled in by its constructor. */
+export interface LocalEmbedderOptions {
+  /**
+   * The directory containing `BAAI/bge-small-zh-v1.5` (services pass `ENGRAM_MODEL_DIR`).
+   * Default: `<workspace>/.models`, where `npm install` puts the model.
+   */
+  readonly modelRoot?: string;
+  /** Prefixed to texts embedded as `query`. Default: none (see {@link BGE_ZH_QUERY_INSTRUCTION}). */
+  readonly queryInstruction?: string;
+}
+
+/** The model's input limit in tokens, [CLS] and [SEP] included (`max_position_embeddings`). */
+export const LOCAL_MAX_TOKENS = 512;
+/** The length of the local model's vectors. */
+export const LOCAL_DIMENSIONS = 512;
+/** The id recorded with every vector of the local model: the model and its int8 (q8) variant. */
+export const LOCAL_MODEL_ID = `${LOCAL_MODEL_NAME}@q8`;
+
+/** A loaded model shared by every {@link LocalEmbedder} of the process that uses the same root. */
+interface SharedModel {
+  readonly extractor: FeatureExtractionPipeline;
+  /** The promise under which {@link shared} holds this model. */
+  loaded: Promise<SharedModel> | undefined;
+  /** Open embedders using it; disposed when the last one closes. */
+  users: number;
+  /** Tail of the inference queue: one inference at a time per process. */
+  tail: Promise<unknown>;
+}
+
+/** Loaded (or loading) models by model root: one pipeline per process and root. */
+const shared = new Map<string, Promise<SharedModel>>();
+/** Loads run one after another because `env.localModelPath` is process-global. */
+let loads: Promise<unknown> = Promise.resolve();
+
+function loadShared(modelRoot: string): Promise<SharedModel> {
+  const existing = shared.get(modelRoot);
+  if (existing !== undefined) return existing;
+  const loading = loads.then(async (): Promise<SharedModel> => {
+    await verifyLocalModel(modelRoot);
+    env.allowRemoteModels = false;
+    env.allowLocalModels = true;
+    env.localModelPath = modelRoot;
+    const extractor = await pipeline('feature-extraction', LOCAL_MODEL_NAME, {
+      dtype: 'q8',
+      local_files_only: true,
+    });
+    return { extractor, loaded: undefined, users: 0, tail: Promise.resolve() };
+  });
+  void loading.then(
+    (model) => (model.loaded = loading),
+    () => undefined,
+  );
+  loads = loading.catch(() => undefined);
+  shared.set(modelRoot, loading);
+  // A failed load is forgotten, so a later call retries (e.g. after `npm run fetch-model`).
+  loading.catch(() => shared.delete(modelRoot));
+  return loading;
+}
+
+/** Runs `task` after every inference queued before it on `model`. */
+function exclusive<T>(model: SharedModel, task: () => Promise<T>): Promise<T> {
+  const run = model.tail.then(task, task);
+  model.tail = run.catch(() => undefined);
+  return run;
+}
+
+/**
+ * The default {@link Embedder}: BAAI/bge-small-zh-v1.5 (int8 ONNX, 512 dimensions, CLS pooling,
+ * normalized) through transformers.js, fully offline. The model files are verified against pinned
+ * hashes before the first load; the model loads lazily on first use (or {@link load}).
+ *
+ * One text per inference call: the ONNX graph quantizes activations dynamically per tensor, so a
+ * text inside a padded batch gets a slightly different vector than alone, and batching gave no
+ * speed-up on 2 cores. Batches are accepted and run sequentially; inferences from concurrent calls
+ * interleave text by text, so a query does not wait for a whole indexing batch.
+ */
+export class LocalEmbedder implements Embedder {
+  readonly model = LOCAL_MODEL_ID;
+  readonly dimensions = LOCAL_DIMENSIONS;
+  readonly modelRoot: string;
+  private readonly queryInstruction: string;
+  private acquired: Promise<SharedModel> | undefined;
+  private closed = false;
+
+  constructor(options: LocalEmbedderOptions = {}) {
+    this.modelRoot = resolveModelRoot(options.modelRoot);
+    this.queryInstruction = options.queryInstruction ?? '';
+  }
+
+  /** Verifies and loads the model now instead of on the first `embed` (e.g. at service start). */
+  async load(): Promise<void> {
+    checkOpen(this.closed, this.model);
+    await this.acquire();
+  }
+
+  async embed(
+    texts: readonly string[],
+    kind: EmbeddingKind,
+    options: EmbedOptions = {},
+  ): Promise<EmbeddingResult> {
+    const { signal } = options;
+    checkOpen(this.closed, this.model);
+    checkTexts(texts);
+    signal?.throwIfAborted();
+    const vectors: Float32Array[] = [];
+    const truncated: boolean[] = [];
+    if (texts.length > 0) {
+      const model = await this.acquire();
+      const prefix = kind === 'query' ? this.queryInstruction : '';
+      for (const text of texts) {
+        signal?.throwIfAborted();
+        const one = await exclusive(model, async () => {
+          // Aborted while queued behind other callers: do not spend an inference on it.
+          signal?.throwIfAborted();
+          return embedOne(model.extractor, prefix + text);
+        });
+        vectors.push(one.vector);
+        truncated.push(one.truncated);
+      }
+    }
+    return { vectors, truncated, model: this.model, dimensions: this.dimensions };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const acquired = this.acquired;
+    this.acquired = undefined;
+    if (acquired === undefined) return;
+    const model = await acquired.catch(() => undefined);
+    if (model === undefined) return;
+    model.users -= 1;
+    if (model.users > 0) return;
+    // The last user: later embedders of this root load the model afresh.
+    if (model.loaded === shared.get(this.modelRoot)) shared.delete(this.modelRoot);
+    await model.tail;
+    await model.extractor.dispose();
+  }
+
+  private acquire(): Promise<SharedModel> {
+    if (this.acquired === undefined) {
+      const acquired = loadShared(this.modelRoot).then((model) => {
+        model.users += 1;
+        return model;
+      });
+      this.acquired = acquired;
+      // Let a failed load be retried by the next call.
+      acquired.catch(() => {
+        if (this.acquired === acquired) this.acquired = undefined;
+      });
+    }
+    return this.acquired;
+  }
+}
+
+/** Embeds one text: counts its tokens, truncates explicitly at the limit, takes the [CLS] vector. */
+async function embedOne(
+  extractor: FeatureExtractionPipeline,
+  text: string,
+): Promise<{ vector: Float32Array; truncated: boolean }> {
+  const { tokenizer } = extractor;
+  let inputs = tokenizer(text);
+  const tokens = inputs.input_ids.dims[1] ?? 0;
+  const truncated = tokens > LOCAL_MAX_TOKENS;
+  if (truncated) inputs = tokenizer(text, { truncation: true, max_length: LOCAL_MAX_TOKENS });
+  const outputs = (await extractor.model(inputs)) as { last_hidden_state: Tensor };
+  const hidden = outputs.last_hidden_state; // [1, tokens, hidden]
+  // [CLS] is the first token of the only sequence: the first `hidden` values.
+  const vector = normalize(Float32Array.from((hidden.data as Float32Array).subarray(0, LOCAL_DIMENSIONS)));
+  hidden.dispose();
+  return { vector, truncated };
+}
