@@ -1,4 +1,4 @@
-import { createContextKey } from '@connectrpc/connect';
+import { createContextKey, type ContextValues } from '@connectrpc/connect';
 import {
   SignJWT,
   createLocalJWKSet,
@@ -222,8 +222,15 @@ export async function mintToken(
 }
 
 /** The principal of a handler call; throws if the service was mounted without authentication. */
-export function requirePrincipal(values: { get<T>(key: { id: symbol; defaultValue: T }): T }): Principal {
+export function requirePrincipal(values: ContextValues): Principal {
   const principal = values.get(principalKey);
   if (principal === undefined) throw new Error('no principal: the method is not behind authentication');
   return principal;
+}
+
+/** Throws PERMISSION_DENIED `ROLE_REQUIRED` unless the principal holds `role`. */
+export function requireRole(principal: Principal, role: Role): void {
+  if (!principal.roles.includes(role)) {
+    throw errors.permissionDenied('ROLE_REQUIRED', `this method requires the "${role}" role`, { role });
+  }
 }

@@ -9,6 +9,7 @@ export {
   mintToken,
   principalKey,
   requirePrincipal,
+  requireRole,
   type AuthConfig,
   type Authenticator,
   type Principal,

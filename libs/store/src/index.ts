@@ -65,6 +65,7 @@ export {
   type RequestKey,
 } from './request-ids.js';
 export type { Database } from './schema.js';
+export { countSearchable, type SearchableCounts } from './searchable-counts.js';
 export {
   SessionStateRepository,
   type KeyPoint,

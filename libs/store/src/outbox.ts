@@ -176,31 +176,51 @@ export class OutboxRepository {
     return entries.length;
   }
 
-  /** Pending rows, the age of the oldest, and parked rows: for index status and metrics. */
+  /**
+   * Pending rows (of one tenant, or all), how many of them are being retried after a failure, the
+   * age of the oldest, the time of the last processed row, and parked rows: for index status.
+   */
   async backlog(
     now = Date.now(),
-  ): Promise<{ pending: number; oldestCreatedAt?: number; oldestAgeMs: number; parked: number }> {
+    tenantId?: string,
+  ): Promise<{
+    pending: number;
+    retrying: number;
+    oldestCreatedAt?: number;
+    oldestAgeMs: number;
+    parked: number;
+    lastProcessedAt?: number;
+  }> {
     return run(this.store, async (db) => {
-      const row = await db
-        .selectFrom('outbox')
+      let base = db.selectFrom('outbox');
+      if (tenantId !== undefined) base = base.where('tenant_id', '=', tenantId);
+      const pending = await base
         .select((eb) => [
           eb.fn.countAll<number>().as('pending'),
           eb.fn.min<number | null>('created_at').as('oldest'),
+          eb.fn
+            .sum<number | string | null>(eb.case().when('attempts', '>', 0).then(1).else(0).end())
+            .as('retrying'),
         ])
         .where('processed_at', 'is', null)
         .where('parked_at', 'is', null)
         .executeTakeFirstOrThrow();
-      const parked = await db
-        .selectFrom('outbox')
+      const parked = await base
         .select((eb) => eb.fn.countAll<number>().as('n'))
         .where('parked_at', 'is not', null)
         .executeTakeFirstOrThrow();
-      const oldest = row.oldest ?? undefined;
+      const last = await base
+        .select((eb) => eb.fn.max<number | null>('processed_at').as('at'))
+        .executeTakeFirstOrThrow();
+      const oldest = pending.oldest ?? undefined;
       return {
-        pending: row.pending,
+        pending: pending.pending,
+        // SUM is DECIMAL on MySQL (a string through mysql2 with decimalNumbers off); Number() either way.
+        retrying: Number(pending.retrying ?? 0),
         oldestCreatedAt: oldest,
         oldestAgeMs: oldest === undefined ? 0 : now - oldest,
         parked: parked.n,
+        lastProcessedAt: last.at ?? undefined,
       };
     });
   }

@@ -1,42 +1,51 @@
 import { contextRoutes } from '@engram/context';
 import { governanceRoutes } from '@engram/governance';
 import { ingestionRoutes } from '@engram/ingestion';
-import { retrievalRoutes } from '@engram/retrieval';
+import { openRetrievalResources, retrievalRoutes, type RetrievalResources } from '@engram/retrieval';
 import { mkdirSync } from 'node:fs';
-import { serve, type Logger, type ServiceRegistration } from '@engram/runtime';
+import { createLogger, serve, type Logger, type ServiceRegistration } from '@engram/runtime';
 import { isMysqlTarget, migrateToLatest, openStore } from '@engram/store';
 import { storeTarget, type AllInOneConfig } from './config.js';
 import { loadOrCreateLocalSecret } from './local-secret.js';
 
 /** The four Engram services, as mounted together on one server. */
-export function allServices(logger: Logger): ServiceRegistration[] {
+export function allServices(logger: Logger, retrieval: RetrievalResources): ServiceRegistration[] {
   return [
     ...governanceRoutes({ logger: logger.child({ component: 'governance' }) }),
     ...ingestionRoutes({ logger: logger.child({ component: 'ingestion' }) }),
-    ...retrievalRoutes({ logger: logger.child({ component: 'retrieval' }) }),
+    ...retrievalRoutes({ logger: logger.child({ component: 'retrieval' }), ...retrieval }),
     ...contextRoutes({ logger: logger.child({ component: 'context' }) }),
   ];
 }
 
 /** Starts all four services on one port (no I/O at import). */
-export async function createAllInOneServer(config: AllInOneConfig, options: { handleSignals?: boolean } = {}) {
+export async function createAllInOneServer(
+  config: AllInOneConfig,
+  options: { handleSignals?: boolean } = {},
+) {
   const target = storeTarget(config);
   if (!isMysqlTarget(target)) mkdirSync(config.ENGRAM_DATA_DIR, { recursive: true, mode: 0o700 });
-  const store = openStore({ target });
+  // Migrate before any service opens the database (each service opens its own connections).
   let migrations: string[] = [];
-  try {
-    if (config.ENGRAM_MIGRATE_ON_START === 'true') migrations = [...(await migrateToLatest(store.db)).applied];
-  } catch (error) {
-    await store.close();
-    throw error;
+  if (config.ENGRAM_MIGRATE_ON_START === 'true') {
+    const store = openStore({ target });
+    try {
+      migrations = [...(await migrateToLatest(store.db)).applied];
+    } finally {
+      await store.close();
+    }
   }
+  const retrieval = await openRetrievalResources(
+    config,
+    createLogger({ service: 'all-in-one', level: config.ENGRAM_LOG_LEVEL }).child({ component: 'retrieval' }),
+  );
   return serve({
     name: 'all-in-one',
     env: config,
     port: config.ENGRAM_PORT,
-    services: allServices,
+    services: (logger) => allServices(logger, retrieval),
     fallbackSecret: () => loadOrCreateLocalSecret(config.ENGRAM_DATA_DIR),
-    onShutdown: () => store.close(),
+    onShutdown: () => retrieval.close(),
     announce: (server) => ({
       dataDir: config.ENGRAM_DATA_DIR,
       store: isMysqlTarget(target) ? 'mysql' : target,

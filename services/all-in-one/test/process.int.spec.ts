@@ -75,7 +75,10 @@ describe('the all-in-one process (npm start)', () => {
     const listeningLine = (p: EngramProcess) => p.logs.find((l) => String(l['msg']).includes('listening'));
     const first = start({ ENGRAM_PORT: '0', ENGRAM_DATA_DIR: dataDir });
     await first.listening;
-    expect(listeningLine(first)).toMatchObject({ store: join(dataDir, 'engram.db'), migrationsApplied: ['0001-initial'] });
+    expect(listeningLine(first)).toMatchObject({
+      store: join(dataDir, 'engram.db'),
+      migrationsApplied: ['0001-initial'],
+    });
     const before = statSync(join(dataDir, LOCAL_SECRET_FILE)).mtimeMs;
     first.child.kill('SIGTERM');
     expect(await first.exited).toBe(0);

@@ -1,14 +1,23 @@
-import { serve } from '@engram/runtime';
+import { createLogger, serve } from '@engram/runtime';
 import type { RetrievalConfig } from './config.js';
+import { openRetrievalResources } from './resources.js';
 import { retrievalRoutes } from './routes.js';
 
 /** Starts the retrieval service as its own process (no I/O at import). */
-export function createRetrievalServer(config: RetrievalConfig, options: { handleSignals?: boolean } = {}) {
+export async function createRetrievalServer(
+  config: RetrievalConfig,
+  options: { handleSignals?: boolean } = {},
+) {
+  const resources = await openRetrievalResources(
+    config,
+    createLogger({ service: 'retrieval', level: config.ENGRAM_LOG_LEVEL }),
+  );
   return serve({
     name: 'retrieval',
     env: config,
     port: config.ENGRAM_PORT,
-    services: (logger) => retrievalRoutes({ logger }),
+    services: (logger) => retrievalRoutes({ logger, ...resources }),
+    onShutdown: () => resources.close(),
     ...options,
   });
 }

@@ -1,0 +1,628 @@
+/* eslint-disable @typescript-eslint/no-non-null-assertion -- typed-array kernels: every index is
+   below `rows` or a list's length by construction, which `noUncheckedIndexedAccess` cannot see; a
+   `?? 0` in these loops would turn a real bug into a silent zero score. */
+import { WASM_PAGE, simdDots, wasmMemory, type Dots, type WasmMemory } from './embedded-dot.js';
+import { ABSENT, UNKNOWN, selectMatching, type PayloadColumns } from './embedded-filter.js';
+import type { IndexFilter, ItemKind, PointPayload, PointScope, Visibility } from './port.js';
+
+/**
+ * One collection of the embedded index, in memory: the exact search engine behind
+ * `createEmbeddedStore` (which keeps the durable copy in SQLite and rebuilds this at open).
+ *
+ * Layout: row slots. Dense vectors (normalized) sit contiguously in one WebAssembly memory, so
+ * the SIMD kernel scores them in place; payload fields sit in typed columns (strings interned to
+ * integer codes, the payload object is rebuilt only for results); sparse vectors sit in one pool
+ * per collection, plus an inverted index term → (slot, weight) and per-term document frequencies.
+ * A search selects the rows matching the filter first (column passes), scores only those rows,
+ * then keeps the best `limit` with a bounded insertion list: exact within the filter, never a
+ * post-filter.
+ *
+ * Slots are append-only: replacing or deleting a point kills its slot (tenant code ABSENT, so no
+ * filter selects it and its postings are skipped); {@link CollectionState.compact} rebuilds
+ * everything once dead slots reach a quarter of the live ones.
+ */
+
+/** A point as this engine holds it: vectors already validated, the dense one normalized. */
+export interface StoredPoint {
+  readonly id: string;
+  /** Normalized; or the raw little-endian float32 bytes of a normalized vector (loading). */
+  readonly dense: Float32Array | Uint8Array;
+  /** Strictly increasing term ids. */
+  readonly sparseIndices: Uint32Array;
+  /** Non-zero weights, one per term id. */
+  readonly sparseValues: Float32Array;
+  readonly payload: PointPayload;
+}
+
+/** A search hit: the row's id, score and payload. */
+export interface Hit {
+  readonly id: string;
+  readonly score: number;
+  readonly payload: PointPayload;
+}
+
+/** A growable list of slots. */
+interface SlotList {
+  slots: Int32Array;
+  length: number;
+}
+
+function push(list: SlotList, slot: number): void {
+  if (list.length === list.slots.length) {
+    const slots = new Int32Array(list.length * 2);
+    slots.set(list.slots);
+    list.slots = slots;
+  }
+  list.slots[list.length++] = slot;
+}
+
+interface Postings {
+  slots: Int32Array;
+  weights: Float32Array;
+  length: number;
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+const GROWTH = 1.5;
+const MIN_CAPACITY = 64;
+const COMPACT_MIN_DEAD = 1024;
+
+const PLATFORM_KEY = 3;
+
+const align16 = (n: number) => Math.ceil(n / 16) * 16;
+
+/** Keeps the best `limit` (score descending, then id ascending) of the rows offered to it. */
+class TopK {
+  readonly scores: Float64Array;
+  readonly slots: Int32Array;
+  count = 0;
+
+  constructor(
+    readonly limit: number,
+    private readonly ids: readonly string[],
+  ) {
+    this.scores = new Float64Array(limit);
+    this.slots = new Int32Array(limit);
+  }
+
+  private before(score: number, slot: number, than: number): boolean {
+    const other = this.scores[than]!;
+    return score > other || (score === other && this.ids[slot]! < this.ids[this.slots[than]!]!);
+  }
+
+  offer(score: number, slot: number): void {
+    let at = this.count;
+    if (at === this.limit) {
+      if (!this.before(score, slot, at - 1)) return;
+      at--;
+    } else {
+      this.count++;
+    }
+    while (at > 0 && this.before(score, slot, at - 1)) {
+      this.scores[at] = this.scores[at - 1]!;
+      this.slots[at] = this.slots[at - 1]!;
+      at--;
+    }
+    this.scores[at] = score;
+    this.slots[at] = slot;
+  }
+}
+
+/** The in-memory state of one collection. Synchronous and single-threaded by design. */
+export class CollectionState implements PayloadColumns {
+  private capacity = 0;
+  /** Slots in use, live or dead. */
+  rows = 0;
+  private live = 0;
+  /** Live rows with at least one term: Qdrant's N in the IDF. */
+  private liveWithTerms = 0;
+
+  // Dense side: [vectors | query | matches (i32) | scores (f32)] in one WebAssembly memory.
+  private readonly memory: WasmMemory;
+  private readonly dots: Dots | undefined;
+  private vectors = new Float32Array(0);
+  private vectorBytes = new Uint8Array(0);
+  private queryOffset = 0;
+  private query = new Float32Array(0);
+  private matchesOffset = 0;
+  private matches = new Int32Array(0);
+  private scoresOffset = 0;
+  private scores32 = new Float32Array(0);
+
+  // Identity and interned strings.
+  private ids: string[] = [];
+  private readonly slotOf = new Map<string, number>();
+  private readonly dictionary = new Map<string, number>();
+  private readonly strings: string[] = [];
+
+  // Sparse side: each row's terms and weights in one pool, plus the inverted index.
+  private termPool = new Uint32Array(0);
+  private weightPool = new Float32Array(0);
+  private poolUsed = 0;
+  private sparseStart = new Int32Array(0);
+  private sparseLength = new Int32Array(0);
+  private postings = new Map<number, Postings>();
+  private documentFrequency = new Map<number, number>();
+
+  /**
+   * The scope index: slots by who may see them — key `4·owner+1` for SELF rows, `4·org+2` for ORG
+   * rows, {@link PLATFORM_KEY} for PLATFORM rows. Dead slots stay until compaction.
+   */
+  private readonly byScope = new Map<number, SlotList>();
+
+  // Payload columns (PayloadColumns).
+  tenant = new Int32Array(0);
+  kind = new Int32Array(0);
+  scope = new Int32Array(0);
+  owner = new Int32Array(0);
+  org = new Int32Array(0);
+  status = new Int32Array(0);
+  memoryType = new Int32Array(0);
+  namespace = new Int32Array(0);
+  session = new Int32Array(0);
+  document = new Int32Array(0);
+  source = new Int32Array(0);
+  evergreen = new Int8Array(0);
+  occurredAt = new Float64Array(0);
+  createdAt = new Float64Array(0);
+  expiresAt = new Float64Array(0);
+
+  // Sparse-search scratch: per-slot stamps and scores, reused (searches never interleave).
+  private stamps = new Uint32Array(0);
+  private scores = new Float64Array(0);
+  private epoch = 0;
+
+  constructor(
+    readonly dims: number,
+    expectedRows = 0,
+  ) {
+    this.memory = wasmMemory(1);
+    this.dots = dims % 8 === 0 ? simdDots(this.memory) : undefined;
+    this.grow(Math.max(MIN_CAPACITY, expectedRows));
+  }
+
+  /** Live points. */
+  get size(): number {
+    return this.live;
+  }
+
+  code(value: string): number {
+    return this.dictionary.get(value) ?? UNKNOWN;
+  }
+
+  private intern(value: string | undefined): number {
+    if (value === undefined) return ABSENT;
+    let code = this.dictionary.get(value);
+    if (code === undefined) {
+      code = this.strings.length;
+      this.dictionary.set(value, code);
+      this.strings.push(value);
+    }
+    return code;
+  }
+
+  private grow(capacity: number): void {
+    const rows = this.rows;
+    // Dense side: grow the memory in place (vectors start at 0 and keep their bytes), then lay
+    // the scratch regions out after the new capacity.
+    const vectorBytes = capacity * this.dims * 4;
+    const queryOffset = align16(vectorBytes);
+    const matchesOffset = align16(queryOffset + this.dims * 4);
+    const scoresOffset = matchesOffset + capacity * 4;
+    const pages = Math.ceil((scoresOffset + capacity * 4) / WASM_PAGE);
+    const current = this.memory.buffer.byteLength / WASM_PAGE;
+    if (pages > current) this.memory.grow(pages - current);
+    const buffer = this.memory.buffer;
+    this.vectors = new Float32Array(buffer, 0, capacity * this.dims);
+    this.vectorBytes = new Uint8Array(buffer, 0, vectorBytes);
+    this.queryOffset = queryOffset;
+    this.query = new Float32Array(buffer, queryOffset, this.dims);
+    this.matchesOffset = matchesOffset;
+    this.matches = new Int32Array(buffer, matchesOffset, capacity);
+    this.scoresOffset = scoresOffset;
+    this.scores32 = new Float32Array(buffer, scoresOffset, capacity);
+
+    const ints = (a: Int32Array, fill: number) => {
+      const b = new Int32Array(capacity).fill(fill);
+      b.set(a.subarray(0, rows));
+      return b;
+    };
+    const times = (a: Float64Array) => {
+      const b = new Float64Array(capacity).fill(NaN);
+      b.set(a.subarray(0, rows));
+      return b;
+    };
+    this.tenant = ints(this.tenant, ABSENT);
+    this.kind = ints(this.kind, ABSENT);
+    this.scope = ints(this.scope, ABSENT);
+    this.owner = ints(this.owner, ABSENT);
+    this.org = ints(this.org, ABSENT);
+    this.status = ints(this.status, ABSENT);
+    this.memoryType = ints(this.memoryType, ABSENT);
+    this.namespace = ints(this.namespace, ABSENT);
+    this.session = ints(this.session, ABSENT);
+    this.document = ints(this.document, ABSENT);
+    this.source = ints(this.source, ABSENT);
+    const evergreen = new Int8Array(capacity).fill(-1);
+    evergreen.set(this.evergreen.subarray(0, rows));
+    this.evergreen = evergreen;
+    this.occurredAt = times(this.occurredAt);
+    this.createdAt = times(this.createdAt);
+    this.expiresAt = times(this.expiresAt);
+    this.sparseStart = ints(this.sparseStart, 0);
+    this.sparseLength = ints(this.sparseLength, 0);
+    this.stamps = new Uint32Array(capacity);
+    this.scores = new Float64Array(capacity);
+    this.epoch = 0;
+    this.capacity = capacity;
+  }
+
+  private reservePool(extra: number): void {
+    if (this.poolUsed + extra <= this.termPool.length) return;
+    const size = Math.max(1024, Math.ceil((this.poolUsed + extra) * GROWTH));
+    const terms = new Uint32Array(size);
+    terms.set(this.termPool.subarray(0, this.poolUsed));
+    const weights = new Float32Array(size);
+    weights.set(this.weightPool.subarray(0, this.poolUsed));
+    this.termPool = terms;
+    this.weightPool = weights;
+  }
+
+  /** Inserts or replaces points (by id). Compacts afterwards when dead rows pile up. */
+  upsert(points: Iterable<StoredPoint>): void {
+    for (const point of points) {
+      const slot = this.append(point);
+      this.index(slot);
+    }
+    this.compactIfWorthIt();
+  }
+
+  /**
+   * Adds many points to an empty state (opening, compaction): rows first, then the inverted
+   * index in one pass with exactly sized posting lists.
+   */
+  load(points: Iterable<StoredPoint>): void {
+    for (const point of points) this.append(point);
+    const counts = new Map<number, number>();
+    const terms = this.termPool;
+    for (let slot = 0; slot < this.rows; slot++) {
+      if (this.tenant[slot] === ABSENT) continue;
+      const end = this.sparseStart[slot]! + this.sparseLength[slot]!;
+      for (let at = this.sparseStart[slot]!; at < end; at++)
+        counts.set(terms[at]!, (counts.get(terms[at]!) ?? 0) + 1);
+    }
+    this.postings = new Map();
+    for (const [term, n] of counts)
+      this.postings.set(term, { slots: new Int32Array(n), weights: new Float32Array(n), length: 0 });
+    this.documentFrequency = counts;
+    for (let slot = 0; slot < this.rows; slot++) {
+      if (this.tenant[slot] === ABSENT) continue;
+      const end = this.sparseStart[slot]! + this.sparseLength[slot]!;
+      for (let at = this.sparseStart[slot]!; at < end; at++) {
+        const list = this.postings.get(terms[at]!)!;
+        list.slots[list.length] = slot;
+        list.weights[list.length++] = this.weightPool[at]!;
+      }
+    }
+  }
+
+  /** Removes points by id; returns how many existed. */
+  delete(ids: Iterable<string>): number {
+    let removed = 0;
+    for (const id of ids) if (this.kill(id)) removed++;
+    this.compactIfWorthIt();
+    return removed;
+  }
+
+  has(id: string): boolean {
+    return this.slotOf.has(id);
+  }
+
+  /** Writes the row (not yet in the inverted index); returns its slot. */
+  private append(point: StoredPoint): number {
+    this.kill(point.id);
+    if (this.rows === this.capacity) this.grow(Math.ceil(this.capacity * GROWTH));
+    const slot = this.rows++;
+    this.live++;
+    if (point.dense instanceof Float32Array) this.vectors.set(point.dense, slot * this.dims);
+    else this.vectorBytes.set(point.dense, slot * this.dims * 4);
+    const p = point.payload;
+    this.ids[slot] = point.id;
+    this.slotOf.set(point.id, slot);
+    this.tenant[slot] = this.intern(p.tenantId);
+    this.kind[slot] = this.intern(p.kind);
+    this.scope[slot] = this.intern(p.scope);
+    const owner = this.intern(p.ownerId);
+    const org = this.intern(p.orgId);
+    this.owner[slot] = owner;
+    this.org[slot] = org;
+    this.status[slot] = this.intern(p.status);
+    this.memoryType[slot] = this.intern(p.memoryType);
+    this.namespace[slot] = this.intern(p.namespace);
+    this.session[slot] = this.intern(p.sessionId);
+    this.document[slot] = this.intern(p.documentId);
+    this.source[slot] = this.intern(p.sourceId);
+    this.evergreen[slot] = p.evergreen === undefined ? -1 : p.evergreen ? 1 : 0;
+    this.occurredAt[slot] = p.occurredAt ?? NaN;
+    this.createdAt[slot] = p.createdAt;
+    this.expiresAt[slot] = p.expiresAt ?? NaN;
+    const key = p.scope === 'SELF' ? 4 * owner + 1 : p.scope === 'ORG' ? 4 * org + 2 : PLATFORM_KEY;
+    let visible = this.byScope.get(key);
+    if (visible === undefined) {
+      visible = { slots: new Int32Array(8), length: 0 };
+      this.byScope.set(key, visible);
+    }
+    push(visible, slot);
+    const n = point.sparseIndices.length;
+    this.reservePool(n);
+    this.termPool.set(point.sparseIndices, this.poolUsed);
+    this.weightPool.set(point.sparseValues, this.poolUsed);
+    this.sparseStart[slot] = this.poolUsed;
+    this.sparseLength[slot] = n;
+    this.poolUsed += n;
+    if (n > 0) this.liveWithTerms++;
+    return slot;
+  }
+
+  /** Adds a row's terms to the inverted index and the document frequencies. */
+  private index(slot: number): void {
+    const end = this.sparseStart[slot]! + this.sparseLength[slot]!;
+    for (let at = this.sparseStart[slot]!; at < end; at++) {
+      const term = this.termPool[at]!;
+      this.documentFrequency.set(term, (this.documentFrequency.get(term) ?? 0) + 1);
+      let list = this.postings.get(term);
+      if (list === undefined) {
+        list = { slots: new Int32Array(4), weights: new Float32Array(4), length: 0 };
+        this.postings.set(term, list);
+      } else if (list.length === list.slots.length) {
+        const slots = new Int32Array(list.length * 2);
+        slots.set(list.slots);
+        const weights = new Float32Array(list.length * 2);
+        weights.set(list.weights);
+        list.slots = slots;
+        list.weights = weights;
+      }
+      list.slots[list.length] = slot;
+      list.weights[list.length++] = this.weightPool[at]!;
+    }
+  }
+
+  private kill(id: string): boolean {
+    const slot = this.slotOf.get(id);
+    if (slot === undefined) return false;
+    this.slotOf.delete(id);
+    this.live--;
+    if (this.sparseLength[slot]! > 0) this.liveWithTerms--;
+    this.tenant[slot] = ABSENT;
+    const end = this.sparseStart[slot]! + this.sparseLength[slot]!;
+    for (let at = this.sparseStart[slot]!; at < end; at++) {
+      const term = this.termPool[at]!;
+      const n = (this.documentFrequency.get(term) ?? 1) - 1;
+      if (n === 0) this.documentFrequency.delete(term);
+      else this.documentFrequency.set(term, n);
+    }
+    return true;
+  }
+
+  private compactIfWorthIt(): void {
+    const dead = this.rows - this.live;
+    if (dead >= COMPACT_MIN_DEAD && dead * 4 >= this.live) this.compact();
+  }
+
+  /** Rebuilds the state without its dead rows (new slots, pools, postings and dictionary). */
+  compact(): void {
+    const next = new CollectionState(this.dims, Math.ceil(this.live * 1.25));
+    next.load(this.livePoints());
+    // Adopt the rebuilt state wholesale (same class, same invariants).
+    Object.assign(this, next);
+  }
+
+  private *livePoints(): Generator<StoredPoint> {
+    for (let slot = 0; slot < this.rows; slot++) if (this.tenant[slot] !== ABSENT) yield this.pointAt(slot);
+  }
+
+  private pointAt(slot: number): StoredPoint {
+    const start = this.sparseStart[slot]!;
+    const end = start + this.sparseLength[slot]!;
+    return {
+      id: this.ids[slot]!,
+      dense: this.vectors.slice(slot * this.dims, (slot + 1) * this.dims),
+      sparseIndices: this.termPool.slice(start, end),
+      sparseValues: this.weightPool.slice(start, end),
+      payload: this.payloadAt(slot),
+    };
+  }
+
+  /** The payload of a row, rebuilt from the columns. */
+  payloadAt(slot: number): PointPayload {
+    const s = this.strings;
+    const text = (column: Int32Array) => (column[slot] === ABSENT ? undefined : s[column[slot]!]);
+    const p: Mutable<PointPayload> = {
+      tenantId: s[this.tenant[slot]!]!,
+      kind: s[this.kind[slot]!] as ItemKind,
+      sourceId: s[this.source[slot]!]!,
+      scope: s[this.scope[slot]!] as PointScope,
+      ownerId: s[this.owner[slot]!]!,
+      orgId: s[this.org[slot]!]!,
+      status: s[this.status[slot]!]!,
+      createdAt: this.createdAt[slot]!,
+    };
+    const memoryType = text(this.memoryType);
+    if (memoryType !== undefined) p.memoryType = memoryType;
+    const namespace = text(this.namespace);
+    if (namespace !== undefined) p.namespace = namespace;
+    if (this.evergreen[slot] !== -1) p.evergreen = this.evergreen[slot] === 1;
+    const sessionId = text(this.session);
+    if (sessionId !== undefined) p.sessionId = sessionId;
+    const documentId = text(this.document);
+    if (documentId !== undefined) p.documentId = documentId;
+    if (!Number.isNaN(this.occurredAt[slot])) p.occurredAt = this.occurredAt[slot]!;
+    if (!Number.isNaN(this.expiresAt[slot])) p.expiresAt = this.expiresAt[slot]!;
+    return p;
+  }
+
+  visibleSlots(viewer: Visibility, out: Int32Array): number {
+    let n = 0;
+    const add = (key: number) => {
+      const list = this.byScope.get(key);
+      if (list === undefined) return;
+      out.set(list.slots.subarray(0, list.length), n);
+      n += list.length;
+    };
+    const subject = this.code(viewer.subject);
+    if (subject !== UNKNOWN) add(4 * subject + 1);
+    for (const org of new Set(viewer.orgIds)) {
+      const code = this.code(org);
+      if (code !== UNKNOWN) add(4 * code + 2);
+    }
+    if (viewer.platform) add(PLATFORM_KEY);
+    return n;
+  }
+
+  private select(filter: IndexFilter): number {
+    return selectMatching(this, filter, this.matches);
+  }
+
+  /** Ids of the live points matching `filter`. */
+  idsMatching(filter: IndexFilter): string[] {
+    const n = this.select(filter);
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) ids.push(this.ids[this.matches[i]!]!);
+    return ids;
+  }
+
+  count(filter?: IndexFilter): number {
+    return filter === undefined ? this.live : this.select(filter);
+  }
+
+  /** A live point by id, with copies of its (normalized) dense and its sparse vector. */
+  get(id: string): StoredPoint | undefined {
+    const slot = this.slotOf.get(id);
+    return slot === undefined ? undefined : this.pointAt(slot);
+  }
+
+  private hits(top: TopK): Hit[] {
+    const hits: Hit[] = [];
+    for (let i = 0; i < top.count; i++) {
+      const slot = top.slots[i]!;
+      hits.push({ id: this.ids[slot]!, score: top.scores[i]!, payload: this.payloadAt(slot) });
+    }
+    return hits;
+  }
+
+  /** The `limit` rows matching `filter` with the highest dot product with `query` (normalized). */
+  searchDense(query: Float32Array, filter: IndexFilter, limit: number): Hit[] {
+    if (limit <= 0) return [];
+    const n = this.select(filter);
+    const top = new TopK(Math.min(limit, n), this.ids);
+    if (top.limit === 0) return [];
+    const matches = this.matches;
+    if (this.dots !== undefined) {
+      this.query.set(query);
+      this.dots(this.queryOffset, this.matchesOffset, n, this.dims, this.scoresOffset);
+      const scores = this.scores32;
+      for (let i = 0; i < n; i++) top.offer(scores[i]!, matches[i]!);
+      return this.hits(top);
+    }
+    const dims = this.dims;
+    const v = this.vectors;
+    for (let i = 0; i < n; i++) {
+      const base = matches[i]! * dims;
+      let score = 0;
+      for (let d = 0; d < dims; d++) score += query[d]! * v[base + d]!;
+      top.offer(Math.fround(score), matches[i]!);
+    }
+    return this.hits(top);
+  }
+
+  /**
+   * IDF as Qdrant's sparse `idf` modifier computes it: ln(1 + (N − n + 0.5) / (n + 0.5)), N the
+   * points of the whole collection (every tenant) with a non-empty sparse vector, n those holding
+   * the term.
+   */
+  idf(term: number): number {
+    const n = this.documentFrequency.get(term) ?? 0;
+    return Math.log(1 + (this.liveWithTerms - n + 0.5) / (n + 0.5));
+  }
+
+  /**
+   * The `limit` rows matching `filter` sharing at least one term with the query, by
+   * Σ query weight · idf(term) · row weight. Walks the query terms' postings, or — when the filter
+   * leaves fewer rows than the postings are long — looks the terms up in each matching row.
+   */
+  searchSparse(indices: Uint32Array, values: Float32Array, filter: IndexFilter, limit: number): Hit[] {
+    if (limit <= 0 || indices.length === 0) return [];
+    const n = this.select(filter);
+    if (n === 0) return [];
+    const factors = new Float64Array(indices.length);
+    let postingsLength = 0;
+    for (let q = 0; q < indices.length; q++) {
+      factors[q] = values[q]! * this.idf(indices[q]!);
+      postingsLength += this.postings.get(indices[q]!)?.length ?? 0;
+    }
+    const top = new TopK(Math.min(limit, n), this.ids);
+    const matches = this.matches;
+    if (n * indices.length * 4 < postingsLength) {
+      for (let i = 0; i < n; i++) {
+        const slot = matches[i]!;
+        const start = this.sparseStart[slot]!;
+        const end = start + this.sparseLength[slot]!;
+        let score = 0;
+        let overlap = false;
+        for (let q = 0; q < indices.length; q++) {
+          const at = indexOf(this.termPool, start, end, indices[q]!);
+          if (at < 0) continue;
+          overlap = true;
+          score += factors[q]! * this.weightPool[at]!;
+        }
+        if (overlap) top.offer(score, slot);
+      }
+      return this.hits(top);
+    }
+    // Stamp the matching rows "matching" (a fresh epoch), then accumulate postings into rows so
+    // stamped, restamping them "touched" (the next epoch) on first contact.
+    if (this.epoch >= 0xfffffff0) {
+      this.stamps.fill(0);
+      this.epoch = 0;
+    }
+    const matching = ++this.epoch;
+    const touched = ++this.epoch;
+    const stamps = this.stamps;
+    const scores = this.scores;
+    for (let i = 0; i < n; i++) stamps[matches[i]!] = matching;
+    let touchedCount = 0;
+    for (let q = 0; q < indices.length; q++) {
+      const list = this.postings.get(indices[q]!);
+      if (list === undefined) continue;
+      const factor = factors[q]!;
+      for (let e = 0; e < list.length; e++) {
+        const slot = list.slots[e]!;
+        const stamp = stamps[slot];
+        if (stamp === matching) {
+          stamps[slot] = touched;
+          scores[slot] = factor * list.weights[e]!;
+          matches[touchedCount++] = slot; // the match list is spent: reuse it for touched rows
+        } else if (stamp === touched) {
+          scores[slot] = scores[slot]! + factor * list.weights[e]!;
+        }
+      }
+    }
+    for (let i = 0; i < touchedCount; i++) top.offer(scores[matches[i]!]!, matches[i]!);
+    return this.hits(top);
+  }
+}
+
+/** Binary search for `value` in the strictly increasing `sorted[start..end)`; -1 when absent. */
+function indexOf(sorted: Uint32Array, start: number, end: number, value: number): number {
+  let lo = start;
+  let hi = end - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const at = sorted[mid]!;
+    if (at === value) return mid;
+    if (at < value) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}

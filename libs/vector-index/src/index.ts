@@ -1,0 +1,18 @@
+/** @engram/vector-index: the VectorIndex port, its filter language, and its adapters. */
+export { pointId } from './point-id.js';
+export type {
+  CollectionSpec,
+  IndexFilter,
+  ItemKind,
+  Point,
+  PointPayload,
+  PointScope,
+  Range,
+  ScoredPoint,
+  SparseVector,
+  VectorIndex,
+  VectorStore,
+  Visibility,
+} from './port.js';
+export { createQdrantStore, type QdrantStoreOptions } from './qdrant-store.js';
+export { createEmbeddedStore, type EmbeddedStoreOptions } from './embedded-store.js';

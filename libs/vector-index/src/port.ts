@@ -1,0 +1,150 @@
+/**
+ * The VectorIndex port: what retrieval needs from a vector store, independent of Qdrant or the
+ * embedded adapter. Both adapters pass one contract suite with identical assertions.
+ *
+ * A point is one searchable item (a memory, a document chunk, a conversation round) with a dense
+ * vector (cosine), a sparse BM25 vector (term weights; the index applies IDF) and a payload that
+ * carries everything filters need. Filters are applied before the top-k cut, never after.
+ */
+
+export type ItemKind = 'MEMORY' | 'CHUNK' | 'ROUND';
+export type PointScope = 'SELF' | 'ORG' | 'PLATFORM';
+
+/** A sparse vector: strictly increasing term ids (uint32) and their positive weights. */
+export interface SparseVector {
+  readonly indices: readonly number[];
+  readonly values: readonly number[];
+}
+
+/** Everything a filter can look at. Times are UTC epoch milliseconds. Never any text. */
+export interface PointPayload {
+  readonly tenantId: string;
+  readonly kind: ItemKind;
+  /** The source row's id (memory, chunk or the round's user message). */
+  readonly sourceId: string;
+  readonly scope: PointScope;
+  readonly ownerId: string;
+  /** '' unless scope is ORG. */
+  readonly orgId: string;
+  /** ACTIVE, … (memories); READY (chunks); ACTIVE (rounds). */
+  readonly status: string;
+  /** MEMORY only: FACT, EPISODE, EVENT, FORESIGHT, SUMMARY. */
+  readonly memoryType?: string;
+  readonly namespace?: string;
+  readonly evergreen?: boolean;
+  /** ROUND (and memories extracted from a session): the session id. */
+  readonly sessionId?: string;
+  /** CHUNK only: the document id. */
+  readonly documentId?: string;
+  readonly occurredAt?: number;
+  readonly createdAt: number;
+  readonly expiresAt?: number;
+}
+
+export interface Point {
+  /** A UUID derived deterministically from kind + source id (idempotent upserts). */
+  readonly id: string;
+  readonly dense: readonly number[] | Float32Array;
+  readonly sparse: SparseVector;
+  readonly payload: PointPayload;
+}
+
+/** Inclusive lower, exclusive upper bound; either may be omitted. */
+export interface Range {
+  readonly gte?: number;
+  readonly lt?: number;
+}
+
+/** Who is searching: the visible scopes are derived from this, never from request fields. */
+export interface Visibility {
+  readonly subject: string;
+  readonly orgIds: readonly string[];
+  /** Holds the `platform` role. */
+  readonly platform: boolean;
+}
+
+/**
+ * The typed filter language. Every condition narrows (AND); an empty or absent list means "any".
+ * `tenantId` is mandatory: nothing ever crosses tenants.
+ */
+export interface IndexFilter {
+  readonly tenantId: string;
+  /** When set: SELF points of the subject, ORG points of its orgs, PLATFORM points only with the role. */
+  readonly visibleTo?: Visibility;
+  readonly kinds?: readonly ItemKind[];
+  readonly scopes?: readonly PointScope[];
+  readonly ownerIds?: readonly string[];
+  readonly orgIds?: readonly string[];
+  readonly memoryTypes?: readonly string[];
+  readonly statuses?: readonly string[];
+  readonly namespaces?: readonly string[];
+  readonly sessionIds?: readonly string[];
+  readonly documentIds?: readonly string[];
+  readonly sourceIds?: readonly string[];
+  readonly evergreen?: boolean;
+  readonly occurredAt?: Range;
+  readonly createdAt?: Range;
+  /** Keep points whose `expiresAt` is absent or later than this time. */
+  readonly notExpiredAt?: number;
+}
+
+export interface ScoredPoint {
+  readonly id: string;
+  /** Dense: cosine similarity. Sparse: Σ query weight · IDF · document weight. */
+  readonly score: number;
+  readonly payload: PointPayload;
+}
+
+/** What a collection holds: one embedding model, so models can never be mixed in one collection. */
+export interface CollectionSpec {
+  /** Embedding model id, e.g. `BAAI/bge-small-zh-v1.5@q8`. */
+  readonly model: string;
+  readonly dimensions: number;
+}
+
+/**
+ * One collection (addressed through an alias in production). Writes are idempotent by point id.
+ * Adapters throw EngramError UNAVAILABLE (`DEPENDENCY_UNAVAILABLE`, dependency `qdrant` or
+ * `vector-index`) when the store cannot be reached, and INVALID_ARGUMENT for a vector of the wrong
+ * dimension.
+ */
+export interface VectorIndex {
+  readonly backend: 'EMBEDDED' | 'QDRANT';
+  /** The collection (or alias) this index reads and writes. */
+  readonly name: string;
+  /** The collection's model and dimensions. */
+  spec(): Promise<CollectionSpec | undefined>;
+  /** Creates the collection with payload indexes if missing; fails if it exists with another spec. */
+  ensureCollection(spec: CollectionSpec): Promise<void>;
+  /** Inserts or replaces points. `wait` (default true): visible to searches when this resolves. */
+  upsert(points: readonly Point[], options?: { wait?: boolean }): Promise<void>;
+  delete(ids: readonly string[], options?: { wait?: boolean }): Promise<void>;
+  deleteByFilter(filter: IndexFilter, options?: { wait?: boolean }): Promise<void>;
+  /** The `limit` nearest points by cosine among those matching `filter` (exact within the filter). */
+  searchDense(
+    vector: readonly number[] | Float32Array,
+    filter: IndexFilter,
+    limit: number,
+  ): Promise<ScoredPoint[]>;
+  /** The `limit` best points by IDF-weighted sparse dot product among those matching `filter`. */
+  searchSparse(vector: SparseVector, filter: IndexFilter, limit: number): Promise<ScoredPoint[]>;
+  /** Points by id (missing ids are left out), optionally with their vectors (for MMR). */
+  fetch(ids: readonly string[], options?: { withVectors?: boolean }): Promise<Point[]>;
+  /** Points matching `filter` (all points when absent). */
+  count(filter?: IndexFilter): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** Collections and aliases: Reindex builds a new collection, then swaps the alias atomically. */
+export interface VectorStore {
+  readonly backend: 'EMBEDDED' | 'QDRANT';
+  /** An index over a collection or an alias. */
+  index(name: string): VectorIndex;
+  listCollections(): Promise<string[]>;
+  deleteCollection(name: string): Promise<void>;
+  /** The collection an alias points to, if any. */
+  aliasTarget(alias: string): Promise<string | undefined>;
+  /** Points `alias` at `collection` atomically (searches never see a missing alias). */
+  setAlias(alias: string, collection: string): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,470 @@
+import type { Schemas } from '@qdrant/js-client-rest';
+import { errors, isEngramError } from '@engram/runtime';
+import type {
+  CollectionSpec,
+  IndexFilter,
+  Point,
+  PointPayload,
+  ScoredPoint,
+  SparseVector,
+  VectorIndex,
+  VectorStore,
+} from './port.js';
+import { toQdrantFilter } from './qdrant-filter.js';
+import { QdrantHttp, isQdrantHttpError, segment } from './qdrant-http.js';
+
+/** Options of {@link createQdrantStore}. */
+export interface QdrantStoreOptions {
+  /** REST endpoint, e.g. `http://127.0.0.1:6333`. */
+  readonly url: string;
+  /** Qdrant API key (sent as the `api-key` header). */
+  readonly apiKey?: string;
+  /** Per-attempt request timeout in milliseconds. Default 30 000. */
+  readonly timeoutMs?: number;
+  /** Attempts for a request after transient failures, including the first. Default 4. */
+  readonly maxAttempts?: number;
+  /** First retry delay in milliseconds; doubles per attempt, with jitter. Default 100. */
+  readonly backoffMs?: number;
+  /** Points per upsert request. Default 256. */
+  readonly upsertBatchSize?: number;
+  /**
+   * Search by brute force instead of HNSW (`params.exact`). Default false: once a collection
+   * outgrows Qdrant's indexing threshold (~5,000 points of 512 dimensions) an unselective search is
+   * approximate (HNSW, high recall); selective filters stay exact either way, because Qdrant's
+   * planner scans the payload index when the filtered set is small.
+   */
+  readonly exact?: boolean;
+}
+
+/** Names of the two vectors every point carries. */
+const DENSE = 'dense';
+const SPARSE = 'sparse';
+
+/** Where the collection's {@link CollectionSpec} lives: Qdrant's collection metadata (≥ 1.16). */
+const METADATA_KEY = 'engram';
+
+/** Point ids per delete request. */
+const DELETE_BATCH = 1_000;
+
+/**
+ * A payload index for every field a filter can look at. `tenantId` is a tenant index: Qdrant keeps
+ * each tenant's points together and plans tenant-filtered searches accordingly. Time fields only
+ * need ranges (no exact lookups).
+ */
+const PAYLOAD_INDEXES: ReadonlyArray<readonly [keyof PointPayload, Schemas['PayloadFieldSchema']]> = [
+  ['tenantId', { type: 'keyword', is_tenant: true }],
+  ['kind', 'keyword'],
+  ['scope', 'keyword'],
+  ['ownerId', 'keyword'],
+  ['orgId', 'keyword'],
+  ['status', 'keyword'],
+  ['memoryType', 'keyword'],
+  ['namespace', 'keyword'],
+  ['sessionId', 'keyword'],
+  ['documentId', 'keyword'],
+  ['sourceId', 'keyword'],
+  ['evergreen', 'bool'],
+  ['occurredAt', { type: 'integer', lookup: false, range: true }],
+  ['createdAt', { type: 'integer', lookup: false, range: true }],
+  ['expiresAt', { type: 'integer', lookup: false, range: true }],
+];
+
+const STRING_FIELDS = [
+  'tenantId',
+  'kind',
+  'sourceId',
+  'scope',
+  'ownerId',
+  'orgId',
+  'status',
+  'memoryType',
+  'namespace',
+  'sessionId',
+  'documentId',
+] as const satisfies ReadonlyArray<keyof PointPayload>;
+const NUMBER_FIELDS = ['occurredAt', 'createdAt', 'expiresAt'] as const satisfies ReadonlyArray<
+  keyof PointPayload
+>;
+
+/**
+ * The Qdrant adapter of the {@link VectorStore} port, over Qdrant's REST API.
+ *
+ * A collection holds one embedding model: a named dense vector `dense` (cosine, the model's
+ * dimensions) and a named sparse vector `sparse` with the IDF modifier, so Qdrant applies
+ * `idf = ln(1 + (N − n + 0.5)/(n + 0.5))` from its own statistics at query time and the indexer only
+ * sends BM25 term weights. The {@link CollectionSpec} is kept in the collection's metadata, which
+ * is how `ensureCollection` refuses a collection made for another model.
+ *
+ * Requests go through {@link QdrantHttp} (one write per request, keep-alive, retries), not
+ * through `@qdrant/js-client-rest`, whose OpenAPI types still describe the bodies.
+ */
+export function createQdrantStore(options: QdrantStoreOptions): VectorStore {
+  const http = new QdrantHttp({
+    url: options.url,
+    ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
+    ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+    ...(options.maxAttempts !== undefined ? { maxAttempts: options.maxAttempts } : {}),
+    ...(options.backoffMs !== undefined ? { backoffMs: options.backoffMs } : {}),
+  });
+  const batchSize = options.upsertBatchSize ?? 256;
+  if (!Number.isInteger(batchSize) || batchSize < 1) {
+    throw new Error('upsertBatchSize must be a positive integer');
+  }
+  return new QdrantStore(http, { batchSize, exact: options.exact ?? false });
+}
+
+/** Settings every index of a store shares. */
+interface IndexSettings {
+  readonly batchSize: number;
+  readonly exact: boolean;
+}
+
+class QdrantStore implements VectorStore {
+  readonly backend = 'QDRANT';
+
+  constructor(
+    private readonly http: QdrantHttp,
+    private readonly settings: IndexSettings,
+  ) {}
+
+  index(name: string): VectorIndex {
+    if (name === '') throw errors.fieldRequired('collection');
+    return new QdrantIndex(this.http, name, this.settings);
+  }
+
+  async listCollections(): Promise<string[]> {
+    const result = await this.http.call<Schemas['CollectionsResponse']>('GET', '/collections');
+    return result.collections.map((c) => c.name).sort();
+  }
+
+  async deleteCollection(name: string): Promise<void> {
+    await this.http.call('DELETE', `/collections/${segment(name)}`);
+  }
+
+  async aliasTarget(alias: string): Promise<string | undefined> {
+    const result = await this.http.call<Schemas['CollectionsAliasesResponse']>('GET', '/aliases');
+    return result.aliases.find((a) => a.alias_name === alias)?.collection_name;
+  }
+
+  async setAlias(alias: string, collection: string): Promise<void> {
+    // Both actions in one request: Qdrant applies them atomically, so readers never miss the alias.
+    const body: Schemas['ChangeAliasesOperation'] = {
+      actions: [
+        { delete_alias: { alias_name: alias } },
+        { create_alias: { alias_name: alias, collection_name: collection } },
+      ],
+    };
+    try {
+      await this.http.call('POST', '/collections/aliases', body);
+    } catch (error) {
+      if (isQdrantHttpError(error) && error.status === 404) throw errors.notFound(collection);
+      throw error;
+    }
+  }
+
+  close(): Promise<void> {
+    this.http.close();
+    return Promise.resolve();
+  }
+}
+
+/** What `GET /collections/{name}` tells us. */
+interface CollectionState {
+  readonly spec: CollectionSpec | undefined;
+  readonly indexedFields: ReadonlySet<string>;
+}
+
+class QdrantIndex implements VectorIndex {
+  readonly backend = 'QDRANT';
+  private readonly path: string;
+  /** The collection's dimensions, learned on first use; re-read once when a vector disagrees. */
+  private dimensions: number | undefined;
+
+  constructor(
+    private readonly http: QdrantHttp,
+    readonly name: string,
+    private readonly settings: IndexSettings,
+  ) {
+    this.path = `/collections/${segment(name)}`;
+  }
+
+  async spec(): Promise<CollectionSpec | undefined> {
+    return (await this.state())?.spec;
+  }
+
+  async ensureCollection(spec: CollectionSpec): Promise<void> {
+    if (spec.model === '') throw errors.fieldRequired('model');
+    if (!Number.isInteger(spec.dimensions) || spec.dimensions < 1) {
+      throw errors.fieldInvalid('dimensions', 'must be a positive integer');
+    }
+    let state = await this.state();
+    if (state === undefined) {
+      const body: Schemas['CreateCollection'] = {
+        vectors: { [DENSE]: { size: spec.dimensions, distance: 'Cosine' } },
+        sparse_vectors: { [SPARSE]: { modifier: 'idf' } },
+        metadata: { [METADATA_KEY]: { model: spec.model, dimensions: spec.dimensions } },
+      };
+      try {
+        await this.http.call('PUT', this.path, body);
+      } catch (error) {
+        // 409: created concurrently by another process; its spec is checked below.
+        if (!(isQdrantHttpError(error) && error.status === 409)) throw error;
+      }
+      state = await this.state();
+      if (state === undefined) throw new Error(`collection ${this.name} vanished right after it was created`);
+    }
+    const existing = state.spec;
+    if (existing?.model !== spec.model || existing.dimensions !== spec.dimensions) {
+      const held =
+        existing === undefined ? 'no Engram model' : `${existing.model} (${existing.dimensions} dimensions)`;
+      throw errors.failedPrecondition(
+        'STATE_CONFLICT',
+        `collection ${this.name} holds ${held}; it cannot hold ${spec.model} (${spec.dimensions} dimensions): build a new collection and move the alias`,
+        { name: this.name, state: existing?.model ?? '' },
+      );
+    }
+    // Also repairs a collection whose creation was interrupted before all indexes existed.
+    for (const [field, schema] of PAYLOAD_INDEXES) {
+      if (state.indexedFields.has(field)) continue;
+      const body: Schemas['CreateFieldIndex'] = { field_name: field, field_schema: schema };
+      await this.http.call('PUT', `${this.path}/index?wait=true`, body);
+    }
+    this.dimensions = spec.dimensions;
+  }
+
+  async upsert(points: readonly Point[], options?: { wait?: boolean }): Promise<void> {
+    if (points.length === 0) return;
+    // Checked before sending anything: Qdrant applies the valid points of a request that has a
+    // vector of the wrong size, so a bad point would otherwise leave a half-written batch.
+    const sizes = new Set(points.map((p) => p.dense.length));
+    for (const size of sizes) await this.checkDimensions(size);
+    for (const point of points) checkPoint(point);
+    const wait = options?.wait ?? true;
+    for (let i = 0; i < points.length; i += this.settings.batchSize) {
+      const body: Schemas['PointInsertOperations'] = {
+        points: points.slice(i, i + this.settings.batchSize).map((p) => ({
+          id: p.id,
+          vector: {
+            [DENSE]: Array.from(p.dense),
+            [SPARSE]: { indices: [...p.sparse.indices], values: [...p.sparse.values] },
+          },
+          payload: encodePayload(p.payload),
+        })),
+      };
+      await this.write('PUT', `${this.path}/points?wait=${wait}`, body);
+    }
+  }
+
+  async delete(ids: readonly string[], options?: { wait?: boolean }): Promise<void> {
+    const wait = options?.wait ?? true;
+    for (let i = 0; i < ids.length; i += DELETE_BATCH) {
+      const body: Schemas['PointsSelector'] = { points: ids.slice(i, i + DELETE_BATCH) };
+      await this.write('POST', `${this.path}/points/delete?wait=${wait}`, body);
+    }
+  }
+
+  async deleteByFilter(filter: IndexFilter, options?: { wait?: boolean }): Promise<void> {
+    const body: Schemas['PointsSelector'] = { filter: toQdrantFilter(filter) };
+    await this.write('POST', `${this.path}/points/delete?wait=${options?.wait ?? true}`, body);
+  }
+
+  async searchDense(
+    vector: readonly number[] | Float32Array,
+    filter: IndexFilter,
+    limit: number,
+  ): Promise<ScoredPoint[]> {
+    checkLimit(limit);
+    const query = toQdrantFilter(filter);
+    checkFinite(vector, 'vector');
+    await this.checkDimensions(vector.length);
+    if (limit === 0) return [];
+    return this.query({ query: Array.from(vector), using: DENSE, filter: query, limit });
+  }
+
+  async searchSparse(vector: SparseVector, filter: IndexFilter, limit: number): Promise<ScoredPoint[]> {
+    checkLimit(limit);
+    checkSparse(vector, 'vector');
+    const query = toQdrantFilter(filter);
+    if (limit === 0 || vector.indices.length === 0) return [];
+    return this.query({
+      query: { indices: [...vector.indices], values: [...vector.values] },
+      using: SPARSE,
+      filter: query,
+      limit,
+    });
+  }
+
+  async fetch(ids: readonly string[], options?: { withVectors?: boolean }): Promise<Point[]> {
+    const unique = [...new Set(ids)];
+    if (unique.length === 0) return [];
+    const withVectors = options?.withVectors ?? false;
+    const body: Schemas['PointRequest'] = {
+      ids: unique,
+      with_payload: true,
+      with_vector: withVectors ? [DENSE, SPARSE] : false,
+    };
+    const records = await this.read<Schemas['Record'][]>('POST', `${this.path}/points`, body);
+    const byId = new Map(records.map((r) => [String(r.id), r]));
+    const points: Point[] = [];
+    for (const id of unique) {
+      const record = byId.get(id);
+      if (record === undefined) continue;
+      const vectors = (record.vector ?? {}) as Record<string, unknown>;
+      points.push({
+        id,
+        dense: withVectors ? ((vectors[DENSE] as number[] | undefined) ?? []) : [],
+        sparse: withVectors ? decodeSparse(vectors[SPARSE]) : { indices: [], values: [] },
+        payload: decodePayload(record.payload),
+      });
+    }
+    return points;
+  }
+
+  async count(filter?: IndexFilter): Promise<number> {
+    const body: Schemas['CountRequest'] = {
+      exact: true,
+      ...(filter !== undefined ? { filter: toQdrantFilter(filter) } : {}),
+    };
+    const result = await this.read<Schemas['CountResult']>('POST', `${this.path}/points/count`, body);
+    return result.count;
+  }
+
+  /** The index borrows the store's connection pool: closing the store releases it. */
+  close(): Promise<void> {
+    return Promise.resolve(); // nothing of its own to release
+  }
+
+  private async query(body: Schemas['QueryRequest'] & { limit: number }): Promise<ScoredPoint[]> {
+    const request: Schemas['QueryRequest'] = {
+      ...body,
+      with_payload: true,
+      with_vector: false,
+      ...(this.settings.exact ? { params: { exact: true } } : {}),
+    };
+    const result = await this.read<Schemas['QueryResponse']>('POST', `${this.path}/points/query`, request);
+    return result.points.map((p) => ({
+      id: String(p.id),
+      score: p.score,
+      payload: decodePayload(p.payload),
+    }));
+  }
+
+  /** `GET /collections/{name}` (aliases resolve), or undefined when there is no such collection. */
+  private async state(): Promise<CollectionState | undefined> {
+    let info: Schemas['CollectionInfo'];
+    try {
+      info = await this.http.call<Schemas['CollectionInfo']>('GET', this.path);
+    } catch (error) {
+      if (isQdrantHttpError(error) && error.status === 404) return undefined;
+      throw error;
+    }
+    const meta = (info.config as { metadata?: Record<string, unknown> | null }).metadata?.[METADATA_KEY];
+    let spec: CollectionSpec | undefined;
+    if (typeof meta === 'object' && meta !== null) {
+      const { model, dimensions } = meta as { model?: unknown; dimensions?: unknown };
+      if (typeof model === 'string' && typeof dimensions === 'number') spec = { model, dimensions };
+    }
+    if (spec !== undefined) this.dimensions = spec.dimensions;
+    return { spec, indexedFields: new Set(Object.keys(info.payload_schema)) };
+  }
+
+  /** Rejects a vector of the wrong size with INVALID_ARGUMENT (re-reading the spec once first). */
+  private async checkDimensions(size: number): Promise<void> {
+    if (this.dimensions === size) return;
+    const state = await this.state();
+    if (state === undefined) throw errors.notFound(this.name);
+    const expected = state.spec?.dimensions;
+    if (expected !== undefined && expected !== size) {
+      throw errors.fieldInvalid(
+        'dense',
+        `collection ${this.name} expects ${expected} dimensions, got ${size}`,
+      );
+    }
+  }
+
+  private async read<T>(method: string, path: string, body: unknown): Promise<T> {
+    try {
+      return await this.http.call<T>(method, path, body);
+    } catch (error) {
+      throw this.mapError(error);
+    }
+  }
+
+  private async write(method: string, path: string, body: unknown): Promise<void> {
+    // Upserts by explicit id and deletes are idempotent: retrying them is safe.
+    await this.read(method, path, body);
+  }
+
+  private mapError(error: unknown): unknown {
+    if (isEngramError(error) || !isQdrantHttpError(error)) return error;
+    if (error.status === 404) return errors.notFound(this.name);
+    if (error.status === 400 && /dimension/i.test(error.detail))
+      return errors.fieldInvalid('dense', error.detail);
+    return error;
+  }
+}
+
+function checkLimit(limit: number): void {
+  if (!Number.isInteger(limit) || limit < 0)
+    throw errors.fieldInvalid('limit', 'must be a non-negative integer');
+}
+
+function checkFinite(values: ArrayLike<number>, field: string): void {
+  for (let i = 0; i < values.length; i++) {
+    if (!Number.isFinite(values[i])) throw errors.fieldInvalid(field, `value ${i} is not a finite number`);
+  }
+}
+
+function checkSparse(vector: SparseVector, field: string): void {
+  if (vector.indices.length !== vector.values.length) {
+    throw errors.fieldInvalid(field, 'sparse indices and values differ in length');
+  }
+  for (let i = 0; i < vector.indices.length; i++) {
+    const index = vector.indices[i] ?? -1;
+    if (!Number.isInteger(index) || index < 0 || index > 0xffff_ffff) {
+      throw errors.fieldInvalid(field, `sparse index ${i} is not a uint32`);
+    }
+  }
+  checkFinite(vector.values, field);
+}
+
+function checkPoint(point: Point): void {
+  checkFinite(point.dense, 'dense');
+  checkSparse(point.sparse, 'sparse');
+}
+
+/** Only the known payload fields are stored: a payload never carries text. */
+function encodePayload(payload: PointPayload): Record<string, string | number | boolean> {
+  const out: Record<string, string | number | boolean> = {};
+  for (const key of STRING_FIELDS) {
+    const value = payload[key];
+    if (value !== undefined) out[key] = value;
+  }
+  for (const key of NUMBER_FIELDS) {
+    const value = payload[key];
+    if (value !== undefined) out[key] = value;
+  }
+  if (payload.evergreen !== undefined) out['evergreen'] = payload.evergreen;
+  return out;
+}
+
+function decodePayload(raw: Schemas['Payload'] | null | undefined): PointPayload {
+  const source: Record<string, unknown> = raw ?? {};
+  const out: Record<string, string | number | boolean> = {};
+  for (const key of STRING_FIELDS) {
+    const value = source[key];
+    if (typeof value === 'string') out[key] = value;
+  }
+  for (const key of NUMBER_FIELDS) {
+    const value = source[key];
+    if (typeof value === 'number') out[key] = value;
+  }
+  if (typeof source['evergreen'] === 'boolean') out['evergreen'] = source['evergreen'];
+  return out as unknown as PointPayload;
+}
+
+function decodeSparse(raw: unknown): SparseVector {
+  if (typeof raw !== 'object' || raw === null) return { indices: [], values: [] };
+  const { indices, values } = raw as { indices?: number[]; values?: number[] };
+  return { indices: indices ?? [], values: values ?? [] };
+}

@@ -1,0 +1,751 @@
+import { Code } from '@connectrpc/connect';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { pointMatchesFilter } from '../src/filter-semantics.js';
+import type {
+  CollectionSpec,
+  IndexFilter,
+  ItemKind,
+  Point,
+  PointPayload,
+  PointScope,
+  ScoredPoint,
+  SparseVector,
+  VectorIndex,
+  VectorStore,
+} from '../src/index.js';
+import { pointId } from '../src/index.js';
+
+/**
+ * The VectorIndex contract: one suite, identical assertions, for every adapter (Qdrant, embedded).
+ *
+ * What an adapter must do beyond the port's types, as asserted here:
+ * - Filters mean what `pointMatchesFilter` (src/filter-semantics.ts) says, applied before the
+ *   top-k cut; expectations are computed by brute force over the fixture with that predicate.
+ * - Dense scores are cosine similarities (vectors may be stored normalized: fixtures use unit
+ *   vectors, so a round trip is exact up to float32).
+ * - Sparse scores are Σ q·idf·d with Qdrant's IDF modifier, idf = ln(1 + (N − n + 0.5)/(n + 0.5)),
+ *   where N is the number of points in the whole collection with a non-empty sparse vector (every
+ *   tenant, whatever the filter) and n the number of those containing the term. Points sharing no
+ *   term with the query are not returned. (Qdrant keeps counting deleted points until it vacuums,
+ *   so the IDF is only asserted on insert-only data.)
+ * - Errors: a vector of the wrong dimension → EngramError INVALID_ARGUMENT (`FIELD_INVALID`), and
+ *   nothing of that call is written; `ensureCollection` with another model or dimensions →
+ *   FAILED_PRECONDITION (`STATE_CONFLICT`); `setAlias` to a missing collection → NOT_FOUND.
+ * - Fetch returns the stored points (any order) and leaves out unknown ids.
+ */
+export interface OpenedStore {
+  readonly store: VectorStore;
+  readonly dispose: () => Promise<void>;
+}
+
+const DIMS = 8;
+const SPEC: CollectionSpec = { model: 'contract-model@1', dimensions: DIMS };
+const NOW = 1_800_000_000_000;
+const HOUR = 3_600_000;
+
+/** A small deterministic PRNG (mulberry32), so failures reproduce. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+function unit(values: readonly number[]): number[] {
+  const norm = Math.sqrt(values.reduce((s, v) => s + v * v, 0));
+  return values.map((v) => v / norm);
+}
+
+function randomUnit(random: () => number, dims = DIMS): number[] {
+  return unit(Array.from({ length: dims }, () => random() * 2 - 1));
+}
+
+function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] ?? 0;
+    const y = b[i] ?? 0;
+    dot += x * y;
+    na += x * x;
+    nb += y * y;
+  }
+  return dot / Math.sqrt(na * nb);
+}
+
+const NO_TERMS: SparseVector = { indices: [], values: [] };
+
+function basePayload(sourceId: string, overrides: Partial<PointPayload> = {}): PointPayload {
+  return {
+    tenantId: 't1',
+    kind: 'MEMORY',
+    sourceId,
+    scope: 'SELF',
+    ownerId: 'u1',
+    orgId: '',
+    status: 'ACTIVE',
+    createdAt: NOW - HOUR,
+    ...overrides,
+  };
+}
+
+function point(
+  sourceId: string,
+  dense: readonly number[] | Float32Array,
+  overrides: Partial<PointPayload> = {},
+  sparse: SparseVector = NO_TERMS,
+): Point {
+  const payload = basePayload(sourceId, overrides);
+  return { id: pointId(payload.kind, sourceId), dense, sparse, payload };
+}
+
+/** A varied fixture: two tenants, three owners, two orgs, all kinds, optional fields present or not. */
+function fixture(count: number, seed: number): Point[] {
+  const random = prng(seed);
+  const pick = <T>(values: readonly T[]): T => values[Math.floor(random() * values.length)] as T;
+  const points: Point[] = [];
+  for (let i = 0; i < count; i++) {
+    const kind = pick<ItemKind>(['MEMORY', 'MEMORY', 'CHUNK', 'ROUND']);
+    const scope = pick<PointScope>(['SELF', 'SELF', 'ORG', 'PLATFORM']);
+    const payload: { -readonly [K in keyof PointPayload]?: PointPayload[K] } = {
+      tenantId: i % 5 === 4 ? 't2' : 't1',
+      kind,
+      scope,
+      ownerId: pick(['u1', 'u2', 'u3']),
+      orgId: scope === 'ORG' ? pick(['o1', 'o2']) : '',
+      status: kind === 'CHUNK' ? 'READY' : pick(['ACTIVE', 'ACTIVE', 'ARCHIVED']),
+      createdAt: NOW - Math.floor(random() * 100) * HOUR,
+    };
+    if (kind === 'MEMORY') payload.memoryType = pick(['FACT', 'EPISODE', 'EVENT']);
+    if (kind === 'CHUNK') payload.documentId = pick(['d1', 'd2']);
+    if (kind === 'ROUND' || (kind === 'MEMORY' && random() < 0.5)) payload.sessionId = pick(['s1', 's2']);
+    if (random() < 0.6) payload.namespace = pick(['n1', 'n2']);
+    if (random() < 0.6) payload.evergreen = random() < 0.5;
+    if (random() < 0.7) payload.occurredAt = NOW - Math.floor(random() * 50) * HOUR;
+    if (random() < 0.5) payload.expiresAt = NOW + (Math.floor(random() * 20) - 10) * HOUR;
+    points.push(point(`p${i}`, randomUnit(random), payload));
+  }
+  return points;
+}
+
+/** The expected top-k by cosine among the points the reference predicate accepts. */
+function expectedDense(
+  points: readonly Point[],
+  query: readonly number[],
+  filter: IndexFilter,
+  limit: number,
+) {
+  return points
+    .filter((p) => pointMatchesFilter(p.payload, filter))
+    .map((p) => ({ id: p.id, score: cosine(p.dense, query) }))
+    .sort((a, b) => b.score - a.score)
+    .slice(0, limit);
+}
+
+function ids(results: readonly { id: string }[]): string[] {
+  return results.map((r) => r.id);
+}
+
+function sorted(values: readonly string[]): string[] {
+  return [...values].sort();
+}
+
+/** Asserts the result order and scores of a search against an expectation. */
+function expectRanking(
+  actual: readonly ScoredPoint[],
+  expected: readonly { id: string; score: number }[],
+): void {
+  expect(ids(actual)).toEqual(ids(expected));
+  actual.forEach((r, i) => {
+    expect(r.score).toBeCloseTo(expected[i]?.score ?? Number.NaN, 4);
+  });
+}
+
+/** Qdrant's IDF modifier. */
+function idf(total: number, containing: number): number {
+  return Math.log(1 + (total - containing + 0.5) / (containing + 0.5));
+}
+
+export function vectorIndexContract(name: string, open: () => Promise<OpenedStore>): void {
+  describe(`VectorIndex contract (${name})`, () => {
+    let opened: OpenedStore | undefined;
+    const created: string[] = [];
+    let sequence = 0;
+
+    const store = (): VectorStore => {
+      if (opened === undefined) throw new Error('the store did not open');
+      return opened.store;
+    };
+    /** A name no other test or run uses. */
+    const uniqueName = (label: string): string =>
+      `contract_${label}_${process.pid}_${Date.now().toString(36)}_${sequence++}`;
+    /** A new, uniquely named collection, deleted after the suite. */
+    const freshName = (label: string): string => {
+      const collection = uniqueName(label);
+      created.push(collection);
+      return collection;
+    };
+    const freshIndex = async (label: string, spec: CollectionSpec = SPEC): Promise<VectorIndex> => {
+      const index = store().index(freshName(label));
+      await index.ensureCollection(spec);
+      return index;
+    };
+
+    beforeAll(async () => {
+      opened = await open();
+    });
+
+    afterAll(async () => {
+      if (opened === undefined) return;
+      for (const collection of created)
+        await opened.store.deleteCollection(collection).catch(() => undefined);
+      await opened.dispose();
+    });
+
+    describe('ensureCollection', () => {
+      it('creates the collection and reports its model and dimensions', async () => {
+        const index = store().index(freshName('create'));
+        expect(await index.spec()).toBeUndefined();
+        await index.ensureCollection(SPEC);
+        expect(await index.spec()).toEqual(SPEC);
+        expect(await store().listCollections()).toContain(index.name);
+        expect(await index.count()).toBe(0);
+      });
+
+      it('is idempotent: a second call with the same spec keeps the points', async () => {
+        const index = await freshIndex('idem');
+        await index.upsert([point('a', randomUnit(prng(1)))]);
+        await index.ensureCollection(SPEC);
+        await index.ensureCollection({ ...SPEC });
+        expect(await index.count()).toBe(1);
+      });
+
+      it('refuses a spec with another model or other dimensions', async () => {
+        const index = await freshIndex('refuse');
+        await expect(
+          index.ensureCollection({ model: 'another-model', dimensions: DIMS }),
+        ).rejects.toMatchObject({
+          code: Code.FailedPrecondition,
+          reason: 'STATE_CONFLICT',
+        });
+        await expect(
+          index.ensureCollection({ model: SPEC.model, dimensions: DIMS * 2 }),
+        ).rejects.toMatchObject({
+          code: Code.FailedPrecondition,
+          reason: 'STATE_CONFLICT',
+        });
+        expect(await index.spec()).toEqual(SPEC);
+      });
+
+      it('deleteCollection removes the collection and its points', async () => {
+        const index = await freshIndex('drop');
+        await index.upsert([point('a', randomUnit(prng(2)))]);
+        await store().deleteCollection(index.name);
+        expect(await store().listCollections()).not.toContain(index.name);
+        expect(await index.spec()).toBeUndefined();
+        await index.ensureCollection(SPEC);
+        expect(await index.count()).toBe(0);
+      });
+    });
+
+    describe('upsert and fetch', () => {
+      it('round-trips payloads and both vectors', async () => {
+        const index = await freshIndex('roundtrip');
+        const random = prng(3);
+        const full = point(
+          'full',
+          randomUnit(random),
+          {
+            tenantId: 't9',
+            kind: 'CHUNK',
+            scope: 'ORG',
+            ownerId: 'u7',
+            orgId: 'o7',
+            status: 'READY',
+            memoryType: 'FACT',
+            namespace: 'ns',
+            evergreen: true,
+            sessionId: 's7',
+            documentId: 'd7',
+            occurredAt: NOW - 5 * HOUR,
+            createdAt: NOW - 4 * HOUR,
+            expiresAt: NOW + 3 * HOUR,
+          },
+          { indices: [3, 17, 4_000_000_000], values: [0.5, 1.25, 2] },
+        );
+        const minimal = point('minimal', new Float32Array(randomUnit(random)), {}, NO_TERMS);
+        await index.upsert([full, minimal]);
+
+        const fetched = await index.fetch([full.id, minimal.id], { withVectors: true });
+        expect(sorted(ids(fetched))).toEqual(sorted([full.id, minimal.id]));
+        for (const expected of [full, minimal]) {
+          const actual = fetched.find((p) => p.id === expected.id)!;
+          expect(actual.payload).toEqual(expected.payload);
+          expect(actual.dense).toHaveLength(DIMS);
+          Array.from(actual.dense).forEach((v, i) => {
+            expect(v).toBeCloseTo(expected.dense[i] ?? Number.NaN, 5);
+          });
+          expect([...actual.sparse.indices]).toEqual([...expected.sparse.indices]);
+          actual.sparse.values.forEach((v, i) => {
+            expect(v).toBeCloseTo(expected.sparse.values[i] ?? Number.NaN, 6);
+          });
+        }
+        // Optional fields that were absent stay absent (not null).
+        const minimalPayload = fetched.find((p) => p.id === minimal.id)!.payload;
+        expect(Object.keys(minimalPayload).sort()).toEqual(Object.keys(minimal.payload).sort());
+      });
+
+      it('fetch leaves out unknown ids and returns payloads without vectors when not asked', async () => {
+        const index = await freshIndex('fetch');
+        const a = point('a', randomUnit(prng(4)));
+        await index.upsert([a]);
+        const unknown = pointId('MEMORY', 'never-written');
+        const fetched = await index.fetch([unknown, a.id]);
+        expect(ids(fetched)).toEqual([a.id]);
+        expect(fetched[0]?.payload).toEqual(a.payload);
+        expect(await index.fetch([])).toEqual([]);
+        expect(await index.fetch([unknown])).toEqual([]);
+      });
+
+      it('is idempotent by id: writing a point twice keeps one point with the last payload', async () => {
+        const index = await freshIndex('upsert-idem');
+        const random = prng(5);
+        const first = point('same', randomUnit(random), { status: 'ACTIVE' });
+        const second = point('same', randomUnit(random), { status: 'ARCHIVED' });
+        await index.upsert([first]);
+        await index.upsert([first]);
+        await index.upsert([second]);
+        expect(await index.count()).toBe(1);
+        expect((await index.fetch([first.id]))[0]?.payload.status).toBe('ARCHIVED');
+        await index.upsert([first, second]);
+        expect(await index.count()).toBe(1);
+      });
+
+      it('writes many points in one call', async () => {
+        const index = await freshIndex('bulk');
+        const points = fixture(700, 6);
+        await index.upsert(points);
+        expect(await index.count()).toBe(700);
+        const sample = [points[0]!, points[350]!, points[699]!];
+        expect(sorted(ids(await index.fetch(ids(sample))))).toEqual(sorted(ids(sample)));
+      });
+
+      it('accepts empty writes', async () => {
+        const index = await freshIndex('empty');
+        await index.upsert([]);
+        await index.delete([]);
+        expect(await index.count()).toBe(0);
+      });
+
+      it('rejects a dense vector of the wrong dimension and writes nothing of that call', async () => {
+        const index = await freshIndex('dims');
+        const random = prng(7);
+        const good = point('good', randomUnit(random));
+        const bad = point('bad', randomUnit(random, DIMS + 1));
+        await expect(index.upsert([good, bad])).rejects.toMatchObject({
+          code: Code.InvalidArgument,
+          reason: 'FIELD_INVALID',
+        });
+        expect(await index.count()).toBe(0);
+        expect(await index.fetch([good.id])).toEqual([]);
+        await expect(
+          index.searchDense(randomUnit(random, DIMS - 1), { tenantId: 't1' }, 5),
+        ).rejects.toMatchObject({
+          code: Code.InvalidArgument,
+          reason: 'FIELD_INVALID',
+        });
+      });
+    });
+
+    describe('dense search', () => {
+      const points = fixture(150, 11);
+      let index: VectorIndex;
+      beforeAll(async () => {
+        index = await freshIndex('dense');
+        await index.upsert(points);
+      });
+
+      it('returns the exact cosine order within the filter', async () => {
+        const random = prng(12);
+        const filters: IndexFilter[] = [
+          { tenantId: 't1' },
+          { tenantId: 't2' },
+          { tenantId: 't1', visibleTo: { subject: 'u1', orgIds: ['o1'], platform: false } },
+          { tenantId: 't1', kinds: ['MEMORY'], notExpiredAt: NOW },
+        ];
+        for (const filter of filters) {
+          for (let q = 0; q < 3; q++) {
+            const query = randomUnit(random);
+            expectRanking(
+              await index.searchDense(query, filter, 10),
+              expectedDense(points, query, filter, 10),
+            );
+          }
+        }
+      });
+
+      it('returns the payload of each hit and respects the limit', async () => {
+        const query = randomUnit(prng(13));
+        const results = await index.searchDense(query, { tenantId: 't1' }, 3);
+        expect(results).toHaveLength(3);
+        for (const r of results) expect(r.payload).toEqual(points.find((p) => p.id === r.id)?.payload);
+        expect(await index.searchDense(query, { tenantId: 't1' }, 0)).toEqual([]);
+        expect(await index.searchDense(query, { tenantId: 'nobody' }, 5)).toEqual([]);
+      });
+
+      it('accepts a Float32Array query', async () => {
+        const query = randomUnit(prng(14));
+        const results = await index.searchDense(new Float32Array(query), { tenantId: 't1' }, 5);
+        expect(ids(results)).toEqual(ids(expectedDense(points, query, { tenantId: 't1' }, 5)));
+      });
+
+      it('does not lose results under a selective filter (filtering happens before the top-k cut)', async () => {
+        const selective = await freshIndex('selective');
+        const random = prng(15);
+        const query = randomUnit(random);
+        // 2,000 points of other owners almost identical to the query…
+        const crowd: Point[] = [];
+        for (let i = 0; i < 2_000; i++) {
+          const noise = randomUnit(random).map((v) => v * 0.05);
+          crowd.push(
+            point(`crowd${i}`, unit(query.map((v, d) => v + (noise[d] ?? 0))), { ownerId: `other${i % 7}` }),
+          );
+        }
+        // …and the subject's 3 points, far from it.
+        const mine = [0, 1, 2].map((i) =>
+          point(`mine${i}`, unit(query.map((v) => -v + random() * 0.5)), { ownerId: 'me' }),
+        );
+        await selective.upsert([...crowd, ...mine]);
+        const filter: IndexFilter = {
+          tenantId: 't1',
+          visibleTo: { subject: 'me', orgIds: [], platform: false },
+        };
+        const results = await selective.searchDense(query, filter, 3);
+        expectRanking(results, expectedDense([...crowd, ...mine], query, filter, 3));
+        expect(sorted(ids(results))).toEqual(sorted(ids(mine)));
+      });
+    });
+
+    describe('sparse search', () => {
+      it('ranks by IDF-weighted dot product with collection-wide statistics', async () => {
+        const index = await freshIndex('sparse');
+        const COMMON = 1;
+        const MEDIUM = 2;
+        const RARE = 3;
+        const OTHER = 4;
+        const docs: Point[] = [
+          point('s0', randomUnit(prng(20)), {}, { indices: [COMMON, RARE], values: [1, 1] }),
+          point('s1', randomUnit(prng(21)), {}, { indices: [COMMON, MEDIUM], values: [2, 1] }),
+          point('s2', randomUnit(prng(22)), {}, { indices: [COMMON], values: [3] }),
+          point('s3', randomUnit(prng(23)), {}, { indices: [MEDIUM, OTHER], values: [0.5, 1] }),
+          point('s4', randomUnit(prng(24)), {}, { indices: [OTHER], values: [1] }),
+          point('s5', randomUnit(prng(25)), {}, NO_TERMS),
+          // Other tenants' points count in the statistics but never appear in t1's results.
+          point(
+            'x0',
+            randomUnit(prng(26)),
+            { tenantId: 't2' },
+            { indices: [COMMON, MEDIUM], values: [1, 1] },
+          ),
+          point('x1', randomUnit(prng(27)), { tenantId: 't2' }, { indices: [COMMON], values: [1] }),
+        ];
+        await index.upsert(docs);
+
+        const query: SparseVector = { indices: [COMMON, MEDIUM, RARE], values: [1, 0.5, 1] };
+        const withTerms = docs.filter((d) => d.sparse.indices.length > 0);
+        const total = withTerms.length;
+        const containing = (term: number) => withTerms.filter((d) => d.sparse.indices.includes(term)).length;
+        const score = (doc: Point) =>
+          query.indices.reduce((sum, term, qi) => {
+            const di = doc.sparse.indices.indexOf(term);
+            if (di < 0) return sum;
+            return (
+              sum + (query.values[qi] ?? 0) * idf(total, containing(term)) * (doc.sparse.values[di] ?? 0)
+            );
+          }, 0);
+        const expected = docs
+          .filter((d) => d.payload.tenantId === 't1' && score(d) > 0)
+          .map((d) => ({ id: d.id, score: score(d) }))
+          .sort((a, b) => b.score - a.score);
+
+        const results = await index.searchSparse(query, { tenantId: 't1' }, 10);
+        expectRanking(results, expected);
+        // s4 and s5 share no term with the query.
+        expect(ids(results)).not.toContain(docs[4]!.id);
+        expect(ids(results)).not.toContain(docs[5]!.id);
+      });
+
+      it('weighs a rare term above a common one', async () => {
+        const index = await freshIndex('rare');
+        const docs = [
+          point('common-only', randomUnit(prng(30)), {}, { indices: [10], values: [1] }),
+          point('rare-only', randomUnit(prng(31)), {}, { indices: [11], values: [1] }),
+          ...Array.from({ length: 8 }, (_, i) =>
+            point(
+              `filler${i}`,
+              randomUnit(prng(40 + i)),
+              { tenantId: 't2' },
+              { indices: [10, 12], values: [1, 1] },
+            ),
+          ),
+        ];
+        await index.upsert(docs);
+        const results = await index.searchSparse(
+          { indices: [10, 11], values: [1, 1] },
+          { tenantId: 't1' },
+          2,
+        );
+        expect(ids(results)).toEqual([docs[1]!.id, docs[0]!.id]);
+        expect(results[0]!.score).toBeGreaterThan(results[1]!.score);
+      });
+
+      it('applies filters and returns nothing for an empty query', async () => {
+        const index = await freshIndex('sparse-filter');
+        const docs = [
+          point('mine', randomUnit(prng(50)), { ownerId: 'u1' }, { indices: [5], values: [1] }),
+          point('theirs', randomUnit(prng(51)), { ownerId: 'u2' }, { indices: [5], values: [2] }),
+        ];
+        await index.upsert(docs);
+        const filter: IndexFilter = {
+          tenantId: 't1',
+          visibleTo: { subject: 'u1', orgIds: [], platform: false },
+        };
+        expect(ids(await index.searchSparse({ indices: [5], values: [1] }, filter, 10))).toEqual([
+          docs[0]!.id,
+        ]);
+        expect(await index.searchSparse(NO_TERMS, { tenantId: 't1' }, 10)).toEqual([]);
+      });
+    });
+
+    describe('filters', () => {
+      const points = fixture(240, 60);
+      const query = randomUnit(prng(61));
+      let index: VectorIndex;
+      beforeAll(async () => {
+        index = await freshIndex('filters');
+        await index.upsert(points);
+      });
+
+      /** Searches with a limit above the fixture size: the result set is everything that matches. */
+      const matching = async (filter: IndexFilter) =>
+        sorted(ids(await index.searchDense(query, filter, 1_000)));
+      const expected = (filter: IndexFilter) =>
+        sorted(points.filter((p) => pointMatchesFilter(p.payload, filter)).map((p) => p.id));
+      const payloads = async (filter: IndexFilter) =>
+        (await index.searchDense(query, filter, 1_000)).map((r) => r.payload);
+
+      it('never returns another tenant’s point', async () => {
+        for (const tenantId of ['t1', 't2']) {
+          const found = await payloads({ tenantId });
+          expect(found.length).toBeGreaterThan(0);
+          expect(found.every((p) => p.tenantId === tenantId)).toBe(true);
+        }
+        // Even a query that is exactly another tenant's point.
+        const foreign = points.find((p) => p.payload.tenantId === 't2')!;
+        const results = await index.searchDense(foreign.dense, { tenantId: 't1' }, 5);
+        expect(ids(results)).not.toContain(foreign.id);
+        expect(await index.searchDense(query, { tenantId: 't3' }, 10)).toEqual([]);
+      });
+
+      it('never returns another owner’s SELF point', async () => {
+        const found = await payloads({
+          tenantId: 't1',
+          visibleTo: { subject: 'u1', orgIds: ['o1', 'o2'], platform: true },
+        });
+        expect(found.filter((p) => p.scope === 'SELF').every((p) => p.ownerId === 'u1')).toBe(true);
+        expect(found.some((p) => p.scope === 'SELF')).toBe(true);
+      });
+
+      it('returns ORG points only to members of that org', async () => {
+        const found = await payloads({
+          tenantId: 't1',
+          visibleTo: { subject: 'u2', orgIds: ['o1'], platform: false },
+        });
+        const org = found.filter((p) => p.scope === 'ORG');
+        expect(org.length).toBeGreaterThan(0);
+        expect(org.every((p) => p.orgId === 'o1')).toBe(true);
+        const none = await payloads({
+          tenantId: 't1',
+          visibleTo: { subject: 'u2', orgIds: [], platform: false },
+        });
+        expect(none.some((p) => p.scope === 'ORG')).toBe(false);
+      });
+
+      it('returns PLATFORM points only with the platform role', async () => {
+        const without = await payloads({
+          tenantId: 't1',
+          visibleTo: { subject: 'u3', orgIds: [], platform: false },
+        });
+        expect(without.some((p) => p.scope === 'PLATFORM')).toBe(false);
+        const withRole = await payloads({
+          tenantId: 't1',
+          visibleTo: { subject: 'u3', orgIds: [], platform: true },
+        });
+        expect(withRole.some((p) => p.scope === 'PLATFORM')).toBe(true);
+      });
+
+      const table: ReadonlyArray<readonly [string, IndexFilter]> = [
+        ['tenant only', { tenantId: 't1' }],
+        [
+          'visible to u1 without orgs',
+          { tenantId: 't1', visibleTo: { subject: 'u1', orgIds: [], platform: false } },
+        ],
+        [
+          'visible to u2 in o1 and o2',
+          { tenantId: 't1', visibleTo: { subject: 'u2', orgIds: ['o1', 'o2'], platform: false } },
+        ],
+        [
+          'visible to a platform operator',
+          { tenantId: 't1', visibleTo: { subject: 'ops', orgIds: [], platform: true } },
+        ],
+        ['kinds', { tenantId: 't1', kinds: ['CHUNK', 'ROUND'] }],
+        ['scopes', { tenantId: 't1', scopes: ['ORG'] }],
+        ['owners', { tenantId: 't1', ownerIds: ['u2', 'u3'] }],
+        ['orgs', { tenantId: 't1', orgIds: ['o2'] }],
+        ['memory types', { tenantId: 't1', memoryTypes: ['FACT', 'EVENT'] }],
+        ['statuses', { tenantId: 't1', statuses: ['ARCHIVED'] }],
+        ['namespaces', { tenantId: 't1', namespaces: ['n1'] }],
+        ['sessions', { tenantId: 't1', sessionIds: ['s2'] }],
+        ['documents', { tenantId: 't1', documentIds: ['d1'] }],
+        ['source ids', { tenantId: 't1', sourceIds: ['p0', 'p1', 'p2', 'p3', 'p7'] }],
+        ['evergreen', { tenantId: 't1', evergreen: true }],
+        ['not evergreen (absent counts as false)', { tenantId: 't1', evergreen: false }],
+        [
+          'occurred in a window',
+          { tenantId: 't1', occurredAt: { gte: NOW - 30 * HOUR, lt: NOW - 10 * HOUR } },
+        ],
+        ['created since', { tenantId: 't1', createdAt: { gte: NOW - 20 * HOUR } }],
+        ['created before', { tenantId: 't1', createdAt: { lt: NOW - 50 * HOUR } }],
+        ['not expired', { tenantId: 't1', notExpiredAt: NOW }],
+        ['empty lists mean any', { tenantId: 't1', kinds: [], statuses: [], occurredAt: {} }],
+        [
+          'everything at once',
+          {
+            tenantId: 't1',
+            visibleTo: { subject: 'u1', orgIds: ['o1'], platform: true },
+            kinds: ['MEMORY', 'ROUND'],
+            statuses: ['ACTIVE'],
+            createdAt: { gte: NOW - 80 * HOUR },
+            notExpiredAt: NOW,
+          },
+        ],
+      ];
+
+      it.each(table)('%s: search and count see exactly the matching points', async (_label, filter) => {
+        const want = expected(filter);
+        expect(want.length).toBeGreaterThan(0); // the fixture exercises every filter
+        expect(await matching(filter)).toEqual(want);
+        expect(await index.count(filter)).toBe(want.length);
+      });
+
+      it('keeps points without expiresAt and drops expired ones for notExpiredAt', async () => {
+        const found = await payloads({ tenantId: 't1', notExpiredAt: NOW });
+        expect(found.some((p) => p.expiresAt === undefined)).toBe(true);
+        expect(found.some((p) => p.expiresAt !== undefined)).toBe(true);
+        expect(found.every((p) => p.expiresAt === undefined || p.expiresAt > NOW)).toBe(true);
+      });
+    });
+
+    describe('delete and count', () => {
+      it('deletes by ids, ignoring unknown ones', async () => {
+        const index = await freshIndex('delete-ids');
+        const points = fixture(20, 70);
+        await index.upsert(points);
+        await index.delete([points[0]!.id, points[1]!.id, pointId('MEMORY', 'unknown')]);
+        expect(await index.count()).toBe(18);
+        expect(await index.fetch([points[0]!.id, points[1]!.id])).toEqual([]);
+      });
+
+      it('deletes by filter exactly the matching points of that tenant', async () => {
+        const index = await freshIndex('delete-filter');
+        const points = fixture(120, 71);
+        await index.upsert(points);
+        const filter: IndexFilter = { tenantId: 't1', kinds: ['CHUNK'], documentIds: ['d1'] };
+        const doomed = points.filter((p) => pointMatchesFilter(p.payload, filter));
+        expect(doomed.length).toBeGreaterThan(0);
+        await index.deleteByFilter(filter);
+        expect(await index.count()).toBe(points.length - doomed.length);
+        expect(await index.count(filter)).toBe(0);
+        // The other tenant's chunks of a document with the same id are untouched.
+        const other: IndexFilter = { tenantId: 't2', kinds: ['CHUNK'], documentIds: ['d1'] };
+        expect(await index.count(other)).toBe(
+          points.filter((p) => pointMatchesFilter(p.payload, other)).length,
+        );
+      });
+
+      it('counts all points without a filter and the matching ones with it', async () => {
+        const index = await freshIndex('count');
+        const points = fixture(60, 72);
+        await index.upsert(points);
+        expect(await index.count()).toBe(60);
+        for (const filter of [
+          { tenantId: 't1' },
+          { tenantId: 't2' },
+          { tenantId: 't1', statuses: ['ARCHIVED'] },
+        ]) {
+          expect(await index.count(filter)).toBe(
+            points.filter((p) => pointMatchesFilter(p.payload, filter)).length,
+          );
+        }
+      });
+    });
+
+    describe('aliases', () => {
+      it('reads and writes the target of an alias, and swaps it atomically', async () => {
+        const first = await freshIndex('alias-a');
+        const second = await freshIndex('alias-b');
+        const query = randomUnit(prng(80));
+        const one = point('one', query);
+        const two = point('two', query);
+        await first.upsert([one]);
+        await second.upsert([two]);
+        const alias = uniqueName('alias');
+
+        expect(await store().aliasTarget(alias)).toBeUndefined();
+        await store().setAlias(alias, first.name);
+        expect(await store().aliasTarget(alias)).toBe(first.name);
+        const viaAlias = store().index(alias);
+        expect(await viaAlias.spec()).toEqual(SPEC);
+        expect(ids(await viaAlias.searchDense(query, { tenantId: 't1' }, 5))).toEqual([one.id]);
+
+        // Searches running during repeated swaps always see exactly one of the two collections.
+        const swap = { running: true };
+        const seen = new Set<string>();
+        const searches = (async () => {
+          let runs = 0;
+          while (swap.running || runs < 5) {
+            const found = ids(await viaAlias.searchDense(query, { tenantId: 't1' }, 5));
+            expect(found.length).toBe(1);
+            seen.add(found[0]!);
+            runs++;
+          }
+        })();
+        for (let i = 0; i < 6; i++) {
+          await store().setAlias(alias, i % 2 === 0 ? second.name : first.name);
+        }
+        swap.running = false;
+        await searches;
+        expect([...seen].every((id) => id === one.id || id === two.id)).toBe(true);
+
+        await store().setAlias(alias, second.name);
+        expect(await store().aliasTarget(alias)).toBe(second.name);
+        expect(ids(await viaAlias.searchDense(query, { tenantId: 't1' }, 5))).toEqual([two.id]);
+        // Writes through the alias land in the target.
+        await viaAlias.upsert([point('three', query)]);
+        expect(await second.count()).toBe(2);
+        expect(await first.count()).toBe(1);
+      });
+
+      it('refuses an alias to a missing collection', async () => {
+        await expect(store().setAlias(uniqueName('alias-x'), uniqueName('missing'))).rejects.toMatchObject({
+          code: Code.NotFound,
+        });
+      });
+    });
+  });
+}

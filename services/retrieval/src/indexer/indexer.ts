@@ -1,0 +1,290 @@
+import type { Embedder } from '@engram/embeddings';
+import { encodeDocument } from '@engram/lexical';
+import type { Logger } from '@engram/runtime';
+import {
+  DocumentRepository,
+  MemoryRepository,
+  OutboxRepository,
+  SessionRepository,
+  type OutboxEntry,
+  type Store,
+} from '@engram/store';
+import { pointId, type IndexFilter, type Point, type VectorIndex } from '@engram/vector-index';
+import {
+  chunkDocument,
+  firstReply,
+  memoryDocument,
+  retryDelayMs,
+  roundDocument,
+  type IndexDocument,
+} from '../domain/points.js';
+
+/** What the indexer is built from. */
+export interface IndexerDeps {
+  readonly store: Store;
+  readonly embedder: Embedder;
+  /** The live collection (alias) searches read. */
+  readonly index: VectorIndex;
+  readonly logger: Logger;
+  /** Outbox rows per batch. Default 32. */
+  readonly batchSize?: number;
+  /** How long a leased batch stays invisible to other indexers, ms. Default 120 s. */
+  readonly leaseMs?: number;
+  /** Pause when the outbox is empty, ms. Default 200. */
+  readonly idleMs?: number;
+  /** Failures after which a row is parked. Default 10. */
+  readonly maxAttempts?: number;
+}
+
+/** What one pass did. */
+export interface IndexerPass {
+  readonly leased: number;
+  readonly processed: number;
+  readonly failed: number;
+}
+
+/** What an outbox row asks of the index once its source rows have been read. */
+type Action =
+  | { readonly kind: 'upsert'; readonly documents: readonly IndexDocument[] }
+  | { readonly kind: 'delete'; readonly ids: readonly string[] }
+  | { readonly kind: 'deleteByFilter'; readonly filter: IndexFilter };
+
+/**
+ * Retrieval's indexer: the only consumer of the outbox. It leases rows in order, re-reads their
+ * source rows from the source of truth (an outbox row carries ids, never contents), embeds and
+ * tokenizes what is searchable, writes or deletes points, and marks the rows done. At-least-once:
+ * point ids are derived from source ids, so a replay overwrites instead of duplicating. A row that
+ * keeps failing is retried with backoff and parked after `maxAttempts`, without blocking others.
+ */
+export class Indexer {
+  readonly #deps: IndexerDeps;
+  readonly #outbox: OutboxRepository;
+  readonly #memories: MemoryRepository;
+  readonly #documents: DocumentRepository;
+  readonly #sessions: SessionRepository;
+  #running: Promise<void> | undefined;
+  #stop = new AbortController();
+
+  constructor(deps: IndexerDeps) {
+    this.#deps = deps;
+    this.#outbox = new OutboxRepository(deps.store, deps.maxAttempts ?? 10);
+    this.#memories = new MemoryRepository(deps.store);
+    this.#documents = new DocumentRepository(deps.store);
+    this.#sessions = new SessionRepository(deps.store);
+  }
+
+  /** Leases one batch and processes it. Returns what it did (0 leased when the outbox is idle). */
+  async runOnce(now = Date.now()): Promise<IndexerPass> {
+    const entries = await this.#outbox.lease(this.#deps.batchSize ?? 32, this.#deps.leaseMs ?? 120_000, now);
+    if (entries.length === 0) return { leased: 0, processed: 0, failed: 0 };
+
+    const planned: { entry: OutboxEntry; action: Action }[] = [];
+    const failures: { entry: OutboxEntry; error: string; retryAt: number }[] = [];
+    const fail = (entry: OutboxEntry, error: unknown) => {
+      failures.push({ entry, error: describe(error), retryAt: now + retryDelayMs(entry.attempts) });
+    };
+    for (const entry of entries) {
+      try {
+        planned.push({ entry, action: await this.#plan(entry) });
+      } catch (error) {
+        fail(entry, error);
+      }
+    }
+
+    // Embed entry by entry, so one text the model cannot take fails its own row only; then write
+    // all points of the batch in one request.
+    const points: Point[] = [];
+    const upserted: OutboxEntry[] = [];
+    for (const { entry, action } of planned) {
+      if (action.kind !== 'upsert' || action.documents.length === 0) {
+        if (action.kind === 'upsert') upserted.push(entry);
+        continue;
+      }
+      try {
+        const { vectors, truncated } = await this.#deps.embedder.embed(
+          action.documents.map((d) => d.text),
+          'document',
+        );
+        const truncatedCount = truncated.filter(Boolean).length;
+        if (truncatedCount > 0) {
+          this.#deps.logger.debug(
+            { row: entry.id, truncated: truncatedCount },
+            'text longer than the model input was truncated',
+          );
+        }
+        action.documents.forEach((d, i) => {
+          const dense = vectors[i];
+          if (dense === undefined) throw new Error('the embedder returned fewer vectors than texts');
+          points.push({ id: d.id, dense, sparse: encodeDocument(d.text), payload: d.payload });
+        });
+        upserted.push(entry);
+      } catch (error) {
+        fail(entry, error);
+      }
+    }
+
+    const done: number[] = [];
+    try {
+      if (points.length > 0) await this.#deps.index.upsert(points, { wait: true });
+      done.push(...upserted.map((e) => e.id));
+    } catch (error) {
+      for (const entry of upserted) fail(entry, error);
+    }
+    for (const { entry, action } of planned) {
+      if (action.kind === 'upsert') continue;
+      try {
+        if (action.kind === 'delete') await this.#deps.index.delete(action.ids, { wait: true });
+        else await this.#deps.index.deleteByFilter(action.filter, { wait: true });
+        done.push(entry.id);
+      } catch (error) {
+        fail(entry, error);
+      }
+    }
+
+    await this.#outbox.complete(done, now);
+    await this.#outbox.fail(failures, now);
+    if (failures.length > 0) {
+      this.#deps.logger.warn(
+        { failed: failures.length, rows: failures.map((f) => f.entry.id), error: failures[0]?.error },
+        'indexing failed for some outbox rows; they will be retried',
+      );
+    }
+    return { leased: entries.length, processed: done.length, failed: failures.length };
+  }
+
+  /** Reads the source rows of one outbox row and decides what to do with the index. */
+  async #plan(entry: OutboxEntry): Promise<Action> {
+    const { tenantId, aggregateId, operation } = entry;
+    const payload = entry.payload;
+    switch (entry.aggregate) {
+      case 'MEMORY': {
+        const memory = operation === 'UPSERT' ? await this.#memories.get(tenantId, aggregateId) : undefined;
+        const document = memory === undefined ? undefined : memoryDocument(memory);
+        return document === undefined
+          ? { kind: 'delete', ids: [pointId('MEMORY', aggregateId)] }
+          : { kind: 'upsert', documents: [document] };
+      }
+      case 'CHUNK': {
+        const documentId = String(payload['documentId'] ?? '');
+        if (operation === 'DELETE' || documentId === '')
+          return { kind: 'delete', ids: [pointId('CHUNK', aggregateId)] };
+        const [chunk, document] = await Promise.all([
+          this.#documents.getChunk(tenantId, documentId, aggregateId),
+          this.#documents.get(tenantId, documentId),
+        ]);
+        const indexed =
+          chunk === undefined || document === undefined ? undefined : chunkDocument(chunk, document);
+        return indexed === undefined
+          ? { kind: 'delete', ids: [pointId('CHUNK', aggregateId)] }
+          : { kind: 'upsert', documents: [indexed] };
+      }
+      case 'DOCUMENT': {
+        const document =
+          operation === 'UPSERT' ? await this.#documents.get(tenantId, aggregateId) : undefined;
+        if (document?.state !== 'READY') {
+          return {
+            kind: 'deleteByFilter',
+            filter: { tenantId, kinds: ['CHUNK'], documentIds: [aggregateId] },
+          };
+        }
+        const documents: IndexDocument[] = [];
+        let pageToken = '';
+        do {
+          const page = await this.#documents.listChunks(tenantId, aggregateId, { pageSize: 500, pageToken });
+          for (const chunk of page.items) {
+            const indexed = chunkDocument(chunk, document);
+            if (indexed !== undefined) documents.push(indexed);
+          }
+          pageToken = page.nextPageToken;
+        } while (pageToken !== '');
+        return { kind: 'upsert', documents };
+      }
+      case 'ROUND': {
+        const sessionId = String(payload['sessionId'] ?? '');
+        const remove: Action = { kind: 'delete', ids: [pointId('ROUND', aggregateId)] };
+        if (operation === 'DELETE' || sessionId === '') return remove;
+        const [session, user] = await Promise.all([
+          this.#sessions.get(tenantId, sessionId),
+          this.#sessions.getMessage(tenantId, sessionId, aggregateId),
+        ]);
+        if (session === undefined || user?.role !== 'USER') return remove;
+        const following = await this.#sessions.listMessages(
+          tenantId,
+          sessionId,
+          { fromSequence: user.sequence + 1 },
+          { pageSize: 50 },
+        );
+        return { kind: 'upsert', documents: [roundDocument(session, user, firstReply(following.items))] };
+      }
+      case 'SESSION':
+        return { kind: 'deleteByFilter', filter: { tenantId, kinds: ['ROUND'], sessionIds: [aggregateId] } };
+      case 'SUBJECT':
+        return { kind: 'deleteByFilter', filter: { tenantId, ownerIds: [aggregateId] } };
+    }
+  }
+
+  /** Runs passes until {@link stop}: immediately again after work, after `idleMs` when idle. */
+  start(): void {
+    if (this.#running !== undefined) return;
+    this.#stop = new AbortController();
+    const signal = this.#stop.signal;
+    this.#running = (async () => {
+      let backoff = 0;
+      while (!signal.aborted) {
+        try {
+          const pass = await this.runOnce();
+          backoff = 0;
+          if (pass.leased === 0) await sleep(this.#deps.idleMs ?? 200, signal);
+        } catch (error) {
+          // The source of truth itself is unreachable: wait and try again, never crash the process.
+          backoff = Math.min(30_000, Math.max(500, backoff * 2));
+          this.#deps.logger.warn({ err: describe(error), retryInMs: backoff }, 'indexer pass failed');
+          await sleep(backoff, signal);
+        }
+      }
+    })();
+  }
+
+  /** Stops after the current pass (its rows are completed or failed; never half-recorded). */
+  async stop(): Promise<void> {
+    this.#stop.abort();
+    await this.#running;
+    this.#running = undefined;
+  }
+
+  /** Processes passes until the outbox has nothing due (tests, tools). Returns the totals. */
+  async drain(maxPasses = 1_000): Promise<IndexerPass> {
+    const total = { leased: 0, processed: 0, failed: 0 };
+    for (let i = 0; i < maxPasses; i += 1) {
+      const pass = await this.runOnce();
+      total.leased += pass.leased;
+      total.processed += pass.processed;
+      total.failed += pass.failed;
+      if (pass.leased === 0) break;
+    }
+    return total;
+  }
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) return `${error.name}: ${error.message}`.slice(0, 1024);
+  return String(error).slice(0, 1024);
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) {
+      resolve();
+      return;
+    }
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
+  });
+}

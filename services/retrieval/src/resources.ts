@@ -1,0 +1,95 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { LocalEmbedder, OpenAIEmbedder, resolveModelRoot, type Embedder } from '@engram/embeddings';
+import type { Logger } from '@engram/runtime';
+import { isMysqlTarget, openStore, type Store } from '@engram/store';
+import { createEmbeddedStore, createQdrantStore, type VectorStore } from '@engram/vector-index';
+import { storeTarget, type RetrievalDataConfig } from './config.js';
+import { ensureLiveIndex, type LiveIndex } from './indexer/collections.js';
+import { Indexer } from './indexer/indexer.js';
+
+/** Everything the retrieval service runs on, opened from configuration. */
+export interface RetrievalResources {
+  readonly store: Store;
+  readonly vectors: VectorStore;
+  readonly embedder: Embedder;
+  readonly live: LiveIndex;
+  /** Present when this process runs the indexer. */
+  readonly indexer?: Indexer;
+  /** Stops the indexer, then closes the index, the model and the database. */
+  close(): Promise<void>;
+}
+
+/** The embedding model of a configuration: an OpenAI-compatible endpoint, or the local model. */
+export function createEmbedder(config: RetrievalDataConfig): Embedder {
+  if (config.ENGRAM_EMBEDDINGS_BASE_URL !== undefined) {
+    return new OpenAIEmbedder({
+      baseURL: config.ENGRAM_EMBEDDINGS_BASE_URL,
+      apiKey: config.ENGRAM_EMBEDDINGS_API_KEY ?? '',
+      model: config.ENGRAM_EMBEDDINGS_MODEL ?? '',
+      dimensions: config.ENGRAM_EMBEDDINGS_DIMENSIONS,
+    });
+  }
+  return new LocalEmbedder({ modelRoot: resolveModelRoot(config.ENGRAM_MODEL_DIR) });
+}
+
+/**
+ * Opens the source of truth, the vector index (Qdrant, or the embedded index in the data
+ * directory), and the embedder; ensures the live collection; starts the indexer unless disabled.
+ * A live collection built with another embedding model is served but not written: the indexer
+ * waits for a Reindex, and the log says so.
+ */
+export async function openRetrievalResources(
+  config: RetrievalDataConfig,
+  logger: Logger,
+): Promise<RetrievalResources> {
+  const target = storeTarget(config);
+  if (!isMysqlTarget(target) || config.QDRANT_URL === undefined) {
+    mkdirSync(config.ENGRAM_DATA_DIR, { recursive: true, mode: 0o700 });
+  }
+  const store = openStore({ target });
+  const vectors =
+    config.QDRANT_URL === undefined
+      ? createEmbeddedStore({ path: join(config.ENGRAM_DATA_DIR, 'vectors') })
+      : createQdrantStore({
+          url: config.QDRANT_URL,
+          ...(config.QDRANT_API_KEY === undefined ? {} : { apiKey: config.QDRANT_API_KEY }),
+        });
+  const embedder = createEmbedder(config);
+  try {
+    const live = await ensureLiveIndex(vectors, { model: embedder.model, dimensions: embedder.dimensions });
+    let indexer: Indexer | undefined;
+    if (live.stale) {
+      logger.error(
+        { liveModel: live.spec.model, configuredModel: embedder.model },
+        'the live index was built with another embedding model: run Reindex; indexing is paused until then',
+      );
+    } else if (config.ENGRAM_INDEXER === 'on') {
+      indexer = new Indexer({
+        store,
+        embedder,
+        index: live.index,
+        logger: logger.child({ component: 'indexer' }),
+      });
+      indexer.start();
+    }
+    return {
+      store,
+      vectors,
+      embedder,
+      live,
+      ...(indexer === undefined ? {} : { indexer }),
+      close: async () => {
+        await indexer?.stop();
+        await vectors.close();
+        await embedder.close();
+        await store.close();
+      },
+    };
+  } catch (error) {
+    await vectors.close();
+    await embedder.close();
+    await store.close();
+    throw error;
+  }
+}

@@ -1,0 +1,353 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { LocalEmbedder, type Embedder } from '@engram/embeddings';
+import { encodeQuery } from '@engram/lexical';
+import { createLogger } from '@engram/runtime';
+import {
+  DocumentRepository,
+  MemoryRepository,
+  OutboxRepository,
+  SessionRepository,
+  inTransaction,
+  type Store,
+} from '@engram/store';
+import {
+  createEmbeddedStore,
+  createQdrantStore,
+  pointId,
+  type VectorIndex,
+  type VectorStore,
+} from '@engram/vector-index';
+import { dialects } from '../../../libs/store/test/harness.js';
+import { startQdrant } from '../../../libs/vector-index/test/qdrant-harness.js';
+import { ensureLiveIndex } from '../src/indexer/collections.js';
+import { Indexer } from '../src/indexer/indexer.js';
+
+const logger = createLogger({ service: 'test', level: 'silent' });
+const HOUR = 3_600_000;
+
+interface Stack {
+  readonly store: Store;
+  readonly vectors: VectorStore;
+  readonly dispose: () => Promise<void>;
+}
+
+const stacks: { name: string; open: () => Promise<Stack> }[] = [
+  {
+    name: 'SQLite + embedded index',
+    open: async () => {
+      const sqlite = dialects.find((d) => d.name === 'sqlite')!;
+      const { store, dispose } = await sqlite.open();
+      const dir = mkdtempSync(join(tmpdir(), 'engram-vectors-'));
+      const vectors = createEmbeddedStore({ path: dir });
+      return {
+        store,
+        vectors,
+        dispose: async () => {
+          await vectors.close();
+          await dispose();
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    },
+  },
+  {
+    name: 'MariaDB + Qdrant',
+    open: async () => {
+      const mariadb = dialects.find((d) => d.name === 'mariadb')!;
+      const { store, dispose } = await mariadb.open();
+      const qdrant = await startQdrant();
+      const vectors = createQdrantStore({ url: qdrant.url });
+      return {
+        store,
+        vectors,
+        dispose: async () => {
+          await vectors.close();
+          await qdrant.stop();
+          await dispose();
+        },
+      };
+    },
+  },
+];
+
+let embedder: Embedder;
+beforeAll(() => {
+  embedder = new LocalEmbedder();
+});
+afterAll(async () => {
+  await embedder.close();
+});
+
+describe.each(stacks)('the indexer on $name', ({ open }) => {
+  let stack: Stack;
+  let index: VectorIndex;
+  let memories: MemoryRepository;
+  let documents: DocumentRepository;
+  let sessions: SessionRepository;
+  const tenantId = 't1';
+
+  beforeAll(async () => {
+    stack = await open();
+    index = (await ensureLiveIndex(stack.vectors, { model: embedder.model, dimensions: embedder.dimensions }))
+      .index;
+    memories = new MemoryRepository(stack.store);
+    documents = new DocumentRepository(stack.store);
+    sessions = new SessionRepository(stack.store);
+  }, 60_000);
+  afterAll(async () => {
+    await stack.dispose();
+  });
+
+  const indexer = (overrides: Partial<ConstructorParameters<typeof Indexer>[0]> = {}) =>
+    new Indexer({ store: stack.store, embedder, index, logger, ...overrides });
+
+  const addMemory = (text: string, ownerId = 'alice') =>
+    inTransaction(stack.store, (trx) =>
+      memories.create(
+        trx,
+        {
+          tenantId,
+          ownerId,
+          orgId: '',
+          scope: 'SELF',
+          type: 'FACT',
+          namespace: 'user_preference',
+          key: `k-${text.length}-${Math.random()}`,
+          text,
+          evergreen: false,
+          sourceKind: 'EXPLICIT_USER_STATEMENT',
+          confidence: 0.9,
+          evidence: { messageIds: [], chunkIds: [] },
+          languageCode: 'zh',
+          metadata: {},
+        },
+        { action: 'CREATE', actorKind: 'USER', actorId: ownerId },
+      ),
+    );
+
+  const addDocument = (texts: string[]) =>
+    inTransaction(stack.store, async (trx) => {
+      const document = await documents.createDocument(trx, {
+        tenantId,
+        ownerId: 'alice',
+        orgId: '',
+        scope: 'SELF',
+        displayName: 'notes',
+        mimeType: 'text/plain',
+        sourceUri: '',
+        metadata: {},
+        contentHash: Math.random().toString(16).slice(2).padEnd(64, '0').slice(0, 64),
+        sizeBytes: 10,
+        charCount: 10,
+        state: 'READY',
+        chunkSize: 1000,
+        chunkOverlap: 150,
+        keepTablesWhole: true,
+        keepCodeWhole: true,
+      });
+      const chunks = await documents.addChunks(
+        trx,
+        tenantId,
+        document.id,
+        texts.map((text, ordinal) => ({
+          ordinal,
+          kind: 'TEXT',
+          text,
+          startOffset: 0,
+          endOffset: text.length,
+          overlapPrefixChars: 0,
+          headerPrefixChars: 0,
+          tokenCount: 10,
+          headingPath: [],
+        })),
+      );
+      return { document, chunks };
+    });
+
+  const addSession = () =>
+    inTransaction(stack.store, (trx) =>
+      sessions.createSession(trx, {
+        tenantId,
+        ownerId: 'alice',
+        displayName: '',
+        languageCode: 'zh',
+        timeZone: 'UTC',
+        metadata: {},
+      }),
+    );
+
+  const append = (sessionId: string, messages: { role: 'USER' | 'ASSISTANT'; content: string }[]) =>
+    inTransaction(stack.store, (trx) =>
+      sessions.appendMessages(
+        trx,
+        tenantId,
+        sessionId,
+        messages.map((m) => ({
+          ...m,
+          participantName: '',
+          toolCallId: '',
+          toolCalls: [],
+          tokenCount: 5,
+          metadata: {},
+        })),
+      ),
+    );
+
+  const query = async (text: string) => {
+    const { vectors } = await embedder.embed([text], 'query');
+    return vectors[0]!;
+  };
+
+  it('indexes memories, chunks of READY documents and conversation rounds, searchable by dense and lexical signals', async () => {
+    const memory = await addMemory('用户喜欢简洁的回答，不要长篇大论');
+    const { chunks } = await addDocument([
+      'Qdrant stores dense and sparse vectors side by side.',
+      '发票需要在月底之前提交给财务部门。',
+    ]);
+    const session = await addSession();
+    const [user] = await append(session.id, [
+      { role: 'USER', content: '我下周要去东京出差' },
+      { role: 'ASSISTANT', content: '好的，祝你旅途顺利！' },
+    ]);
+    const pass = await indexer().drain();
+    expect(pass.failed).toBe(0);
+    expect(await index.count({ tenantId })).toBe(4);
+
+    const filter = { tenantId, visibleTo: { subject: 'alice', orgIds: [], platform: false } };
+    const dense = await index.searchDense(await query('回答要简短'), filter, 1);
+    expect(dense[0]?.payload).toMatchObject({
+      kind: 'MEMORY',
+      sourceId: memory.id,
+      status: 'ACTIVE',
+      memoryType: 'FACT',
+    });
+    const lexical = await index.searchSparse(encodeQuery('月底 发票'), filter, 1);
+    expect(lexical[0]?.payload).toMatchObject({ kind: 'CHUNK', sourceId: chunks[1]!.id });
+    const round = await index.fetch([pointId('ROUND', user!.id)]);
+    expect(round[0]?.payload).toMatchObject({
+      kind: 'ROUND',
+      sessionId: session.id,
+      ownerId: 'alice',
+      scope: 'SELF',
+    });
+    // Never visible to another user.
+    expect(
+      await index.searchDense(
+        await query('回答要简短'),
+        { tenantId, visibleTo: { subject: 'bob', orgIds: [], platform: false } },
+        10,
+      ),
+    ).toEqual([]);
+  });
+
+  it('removes a point when its source stops being searchable', async () => {
+    const memory = await addMemory('我最喜欢的颜色是蓝色');
+    await indexer().drain();
+    expect(await index.fetch([pointId('MEMORY', memory.id)])).toHaveLength(1);
+    await inTransaction(stack.store, (trx) =>
+      memories.update(
+        trx,
+        tenantId,
+        memory.id,
+        1,
+        { status: 'DELETED' },
+        { action: 'DELETE', actorKind: 'USER', actorId: 'alice' },
+      ),
+    );
+    await indexer().drain();
+    expect(await index.fetch([pointId('MEMORY', memory.id)])).toEqual([]);
+
+    const session = await addSession();
+    const [user] = await append(session.id, [{ role: 'USER', content: '记得提醒我喝水' }]);
+    await indexer().drain();
+    expect(await index.fetch([pointId('ROUND', user!.id)])).toHaveLength(1);
+    await inTransaction(stack.store, (trx) => sessions.deleteSession(trx, tenantId, session.id));
+    await indexer().drain();
+    expect(await index.fetch([pointId('ROUND', user!.id)])).toEqual([]);
+  });
+
+  it('replaces a question-only round when the reply arrives', async () => {
+    const session = await addSession();
+    const [user] = await append(session.id, [{ role: 'USER', content: 'What is the capital of France?' }]);
+    await indexer().drain();
+    const before = await index.fetch([pointId('ROUND', user!.id)], { withVectors: true });
+    await append(session.id, [{ role: 'ASSISTANT', content: 'Paris is the capital of France.' }]);
+    await indexer().drain();
+    const after = await index.fetch([pointId('ROUND', user!.id)], { withVectors: true });
+    expect(after).toHaveLength(1);
+    expect(Array.from(after[0]!.dense)).not.toEqual(Array.from(before[0]!.dense));
+    expect(after[0]!.sparse.indices.length).toBeGreaterThan(before[0]!.sparse.indices.length);
+  });
+
+  it('leaves the index equal to the source after a crash mid-batch (no loss, no duplicates)', async () => {
+    const created = [];
+    for (let i = 0; i < 6; i += 1)
+      created.push(await addMemory(`崩溃测试记忆 ${i}：我喜欢第${i}种水果`, 'carol'));
+    // A first indexer leases the batch, writes some points, and dies before marking anything done.
+    const outbox = new OutboxRepository(stack.store);
+    const leased = await outbox.lease(100, 1_000);
+    expect(leased.length).toBeGreaterThanOrEqual(6);
+    const { vectors } = await embedder.embed([created[0]!.text], 'document');
+    await index.upsert([
+      {
+        id: pointId('MEMORY', created[0]!.id),
+        dense: vectors[0]!,
+        sparse: { indices: [1], values: [1] },
+        payload: {
+          tenantId,
+          kind: 'MEMORY',
+          sourceId: created[0]!.id,
+          scope: 'SELF',
+          ownerId: 'carol',
+          orgId: '',
+          status: 'ACTIVE',
+          createdAt: 1,
+        },
+      },
+    ]);
+    // After the lease runs out, a restarted indexer replays the whole batch.
+    const restarted = await indexer().drain();
+    expect(restarted.leased).toBe(0); // still leased
+    const later = Date.now() + 2_000;
+    const replay = indexer();
+    let total = 0;
+    for (let pass = await replay.runOnce(later); pass.leased > 0; pass = await replay.runOnce(later))
+      total += pass.processed;
+    expect(total).toBeGreaterThanOrEqual(6);
+    expect(await index.count({ tenantId, ownerIds: ['carol'] })).toBe(6);
+    const points = await index.fetch(created.map((m) => pointId('MEMORY', m.id)));
+    expect(points.map((p) => p.payload.sourceId).sort()).toEqual(created.map((m) => m.id).sort());
+    expect((await outbox.backlog(later)).pending).toBe(0);
+  });
+
+  it('parks a poison row after repeated failures without blocking the rows behind it', async () => {
+    const poison = await addMemory('☠ this text always fails to embed', 'dave');
+    const healthy = await addMemory('a perfectly normal memory', 'dave');
+    const flaky: Embedder = {
+      model: embedder.model,
+      dimensions: embedder.dimensions,
+      embed: (texts, kind, options) =>
+        texts.some((t) => t.startsWith('☠'))
+          ? Promise.reject(new Error('model crashed on this text'))
+          : embedder.embed(texts, kind, options),
+      close: () => Promise.resolve(),
+    };
+    const worker = indexer({ embedder: flaky, maxAttempts: 3 });
+    let now = Date.now();
+    for (let i = 0; i < 5; i += 1, now += HOUR) await worker.runOnce(now);
+    expect(await index.fetch([pointId('MEMORY', healthy.id)])).toHaveLength(1);
+    expect(await index.fetch([pointId('MEMORY', poison.id)])).toEqual([]);
+    const outbox = new OutboxRepository(stack.store);
+    expect(await outbox.parked(10)).toEqual([
+      expect.objectContaining({
+        aggregateId: poison.id,
+        attempts: 3,
+        lastError: expect.stringContaining('model crashed') as unknown,
+      }),
+    ]);
+    expect((await outbox.backlog(now)).pending).toBe(0);
+  });
+});
