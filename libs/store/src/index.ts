@@ -65,7 +65,12 @@ export {
   type RequestKey,
 } from './request-ids.js';
 export type { Database } from './schema.js';
-export { countSearchable, type SearchableCounts } from './searchable-counts.js';
+export {
+  countSearchable,
+  scanSearchable,
+  type SearchableCounts,
+  type SearchableRow,
+} from './searchable-counts.js';
 export {
   SessionStateRepository,
   type KeyPoint,

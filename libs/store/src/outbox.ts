@@ -1,5 +1,6 @@
 import { supportsRowLocks } from './dialect.js';
 import type { Store } from './database.js';
+import type { OutboxRow } from './schema.js';
 import { inTransaction, run, type Executor } from './store-context.js';
 import { toJson } from './codec.js';
 
@@ -56,6 +57,19 @@ export async function enqueueOutbox(
     .execute();
 }
 
+function toEntry(r: OutboxRow): OutboxEntry {
+  return {
+    id: r.id,
+    tenantId: r.tenant_id,
+    aggregate: r.aggregate_kind as OutboxAggregate,
+    aggregateId: r.aggregate_id,
+    operation: r.operation as OutboxOperation,
+    payload: JSON.parse(r.payload_json) as Record<string, string | number>,
+    createdAt: r.created_at,
+    attempts: r.attempts,
+  };
+}
+
 /** The indexer's side of the outbox. Only retrieval's indexer consumes it. */
 export class OutboxRepository {
   /**
@@ -97,16 +111,7 @@ export class OutboxRepository {
           rows.map((r) => r.id),
         )
         .execute();
-      return rows.map((r) => ({
-        id: r.id,
-        tenantId: r.tenant_id,
-        aggregate: r.aggregate_kind as OutboxAggregate,
-        aggregateId: r.aggregate_id,
-        operation: r.operation as OutboxOperation,
-        payload: JSON.parse(r.payload_json) as Record<string, string | number>,
-        createdAt: r.created_at,
-        attempts: r.attempts,
-      }));
+      return rows.map(toEntry);
     });
   }
 
@@ -222,6 +227,34 @@ export class OutboxRepository {
         parked: parked.n,
         lastProcessedAt: last.at ?? undefined,
       };
+    });
+  }
+
+  /** The newest outbox row id (0 when empty): a high-water mark for a rebuild's catch-up. */
+  async lastId(): Promise<number> {
+    return run(this.store, async (db) => {
+      const row = await db
+        .selectFrom('outbox')
+        .select((eb) => eb.fn.max<number | null>('id').as('id'))
+        .executeTakeFirstOrThrow();
+      return row.id ?? 0;
+    });
+  }
+
+  /**
+   * Rows after `afterId` in id order, processed or not: what changed since a high-water mark,
+   * replayed by a rebuild into its new collection before and after it swaps the alias.
+   */
+  async since(afterId: number, limit: number): Promise<OutboxEntry[]> {
+    return run(this.store, async (db) => {
+      const rows = await db
+        .selectFrom('outbox')
+        .selectAll()
+        .where('id', '>', afterId)
+        .orderBy('id')
+        .limit(limit)
+        .execute();
+      return rows.map(toEntry);
     });
   }
 

@@ -44,3 +44,56 @@ export async function countSearchable(
     return { memories: memories.n, chunks: chunks.n, rounds: rounds.n };
   });
 }
+
+/** One searchable source row, across tenants, for a full rebuild of the index. */
+export interface SearchableRow {
+  readonly tenantId: string;
+  readonly id: string;
+  /** ROUND: the session of the user message. */
+  readonly sessionId?: string;
+}
+
+/**
+ * Searchable source rows of one kind after `afterId` (id order, all tenants): ACTIVE memories,
+ * READY documents (their chunks are expanded by the indexer), and USER messages (rounds).
+ */
+export async function scanSearchable(
+  store: Store,
+  kind: 'MEMORY' | 'DOCUMENT' | 'ROUND',
+  afterId: string,
+  limit: number,
+): Promise<SearchableRow[]> {
+  return run(store, async (db) => {
+    if (kind === 'MEMORY') {
+      const rows = await db
+        .selectFrom('memories')
+        .select(['tenant_id', 'id'])
+        .where('status', '=', 'ACTIVE')
+        .where('id', '>', afterId)
+        .orderBy('id')
+        .limit(limit)
+        .execute();
+      return rows.map((r) => ({ tenantId: r.tenant_id, id: r.id }));
+    }
+    if (kind === 'DOCUMENT') {
+      const rows = await db
+        .selectFrom('documents')
+        .select(['tenant_id', 'id'])
+        .where('state', '=', 'READY')
+        .where('id', '>', afterId)
+        .orderBy('id')
+        .limit(limit)
+        .execute();
+      return rows.map((r) => ({ tenantId: r.tenant_id, id: r.id }));
+    }
+    const rows = await db
+      .selectFrom('messages')
+      .select(['tenant_id', 'id', 'session_id'])
+      .where('role', '=', 'USER')
+      .where('id', '>', afterId)
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ tenantId: r.tenant_id, id: r.id, sessionId: r.session_id }));
+  });
+}

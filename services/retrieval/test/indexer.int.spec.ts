@@ -8,6 +8,7 @@ import { createLogger } from '@engram/runtime';
 import {
   DocumentRepository,
   MemoryRepository,
+  countSearchable,
   OutboxRepository,
   SessionRepository,
   inTransaction,
@@ -22,7 +23,8 @@ import {
 } from '@engram/vector-index';
 import { dialects } from '../../../libs/store/test/harness.js';
 import { startQdrant } from '../../../libs/vector-index/test/qdrant-harness.js';
-import { ensureLiveIndex } from '../src/indexer/collections.js';
+import { LIVE_ALIAS, ensureLiveIndex } from '../src/indexer/collections.js';
+import { rebuildCollection } from '../src/indexer/rebuild.js';
 import { Indexer } from '../src/indexer/indexer.js';
 
 const logger = createLogger({ service: 'test', level: 'silent' });
@@ -349,5 +351,38 @@ describe.each(stacks)('the indexer on $name', ({ open }) => {
       }),
     ]);
     expect((await outbox.backlog(now)).pending).toBe(0);
+  });
+
+  it('rebuilds the index from the source of truth alone, swaps the alias, and keeps changes made meanwhile', async () => {
+    await indexer().drain();
+    const before = await stack.vectors.aliasTarget(LIVE_ALIAS);
+    // Simulate a damaged index: points are lost, the source of truth still has the rows.
+    const victim = await addMemory('一条在索引里丢失的记忆');
+    await indexer().drain();
+    await index.delete([pointId('MEMORY', victim.id)]);
+    let during: string | undefined;
+    const report = await rebuildCollection(
+      { store: stack.store, vectors: stack.vectors, embedder, logger },
+      {
+        batchSize: 4,
+        onProgress: async (p) => {
+          if (p.phase === 'scan' && during === undefined)
+            during = (await addMemory('重建期间写入的新记忆')).id;
+        },
+      },
+    );
+    expect(report.failures).toBe(0);
+    expect(report.previous).toBe(before);
+    const after = await stack.vectors.aliasTarget(LIVE_ALIAS);
+    expect(after).toBe(report.collection);
+    expect(after).not.toBe(before);
+    expect(await stack.vectors.listCollections()).not.toContain(before);
+
+    const live = stack.vectors.index(LIVE_ALIAS);
+    const source = await countSearchable(stack.store, tenantId);
+    expect(await live.count({ tenantId, kinds: ['MEMORY'] })).toBe(source.memories);
+    expect(await live.count({ tenantId, kinds: ['CHUNK'] })).toBe(source.chunks);
+    expect(await live.count({ tenantId, kinds: ['ROUND'] })).toBe(source.rounds);
+    expect(await live.fetch([pointId('MEMORY', victim.id), pointId('MEMORY', during!)])).toHaveLength(2);
   });
 });

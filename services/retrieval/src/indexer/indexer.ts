@@ -36,6 +36,12 @@ export interface IndexerDeps {
   readonly maxAttempts?: number;
 }
 
+/** One change to apply: an outbox row, or a synthetic one made by Reindex. */
+export type Change = Pick<
+  OutboxEntry,
+  'id' | 'tenantId' | 'aggregate' | 'aggregateId' | 'operation' | 'payload'
+>;
+
 /** What one pass did. */
 export interface IndexerPass {
   readonly leased: number;
@@ -77,70 +83,14 @@ export class Indexer {
   async runOnce(now = Date.now()): Promise<IndexerPass> {
     const entries = await this.#outbox.lease(this.#deps.batchSize ?? 32, this.#deps.leaseMs ?? 120_000, now);
     if (entries.length === 0) return { leased: 0, processed: 0, failed: 0 };
-
-    const planned: { entry: OutboxEntry; action: Action }[] = [];
-    const failures: { entry: OutboxEntry; error: string; retryAt: number }[] = [];
-    const fail = (entry: OutboxEntry, error: unknown) => {
-      failures.push({ entry, error: describe(error), retryAt: now + retryDelayMs(entry.attempts) });
-    };
-    for (const entry of entries) {
-      try {
-        planned.push({ entry, action: await this.#plan(entry) });
-      } catch (error) {
-        fail(entry, error);
-      }
-    }
-
-    // Embed entry by entry, so one text the model cannot take fails its own row only; then write
-    // all points of the batch in one request.
-    const points: Point[] = [];
-    const upserted: OutboxEntry[] = [];
-    for (const { entry, action } of planned) {
-      if (action.kind !== 'upsert' || action.documents.length === 0) {
-        if (action.kind === 'upsert') upserted.push(entry);
-        continue;
-      }
-      try {
-        const { vectors, truncated } = await this.#deps.embedder.embed(
-          action.documents.map((d) => d.text),
-          'document',
-        );
-        const truncatedCount = truncated.filter(Boolean).length;
-        if (truncatedCount > 0) {
-          this.#deps.logger.debug(
-            { row: entry.id, truncated: truncatedCount },
-            'text longer than the model input was truncated',
-          );
-        }
-        action.documents.forEach((d, i) => {
-          const dense = vectors[i];
-          if (dense === undefined) throw new Error('the embedder returned fewer vectors than texts');
-          points.push({ id: d.id, dense, sparse: encodeDocument(d.text), payload: d.payload });
-        });
-        upserted.push(entry);
-      } catch (error) {
-        fail(entry, error);
-      }
-    }
-
-    const done: number[] = [];
-    try {
-      if (points.length > 0) await this.#deps.index.upsert(points, { wait: true });
-      done.push(...upserted.map((e) => e.id));
-    } catch (error) {
-      for (const entry of upserted) fail(entry, error);
-    }
-    for (const { entry, action } of planned) {
-      if (action.kind === 'upsert') continue;
-      try {
-        if (action.kind === 'delete') await this.#deps.index.delete(action.ids, { wait: true });
-        else await this.#deps.index.deleteByFilter(action.filter, { wait: true });
-        done.push(entry.id);
-      } catch (error) {
-        fail(entry, error);
-      }
-    }
-
+    const { done, failed } = await this.apply(entries, this.#deps.index);
+    const byId = new Map(entries.map((e) => [e.id, e]));
+    const failures = failed.flatMap(({ change, error }) => {
+      const entry = byId.get(change.id);
+      return entry === undefined
+        ? []
+        : [{ entry, error: describe(error), retryAt: now + retryDelayMs(entry.attempts) }];
+    });
     await this.#outbox.complete(done, now);
     await this.#outbox.fail(failures, now);
     if (failures.length > 0) {
@@ -152,11 +102,79 @@ export class Indexer {
     return { leased: entries.length, processed: done.length, failed: failures.length };
   }
 
-  /** Reads the source rows of one outbox row and decides what to do with the index. */
-  async #plan(entry: OutboxEntry): Promise<Action> {
-    const { tenantId, aggregateId, operation } = entry;
-    const payload = entry.payload;
-    switch (entry.aggregate) {
+  /**
+   * Applies changes to `index`: reads their source rows, embeds and tokenizes what is searchable
+   * (one entry at a time, so a text the model cannot take fails its own change only), writes all
+   * points in one request, then deletes. Used by the outbox loop and by Reindex (which replays the
+   * whole source of truth into a new collection). Returns the ids applied and the failures.
+   */
+  async apply(
+    changes: readonly Change[],
+    index: VectorIndex,
+  ): Promise<{ done: number[]; failed: { change: Change; error: unknown }[] }> {
+    const planned: { change: Change; action: Action }[] = [];
+    const failed: { change: Change; error: unknown }[] = [];
+    for (const change of changes) {
+      try {
+        planned.push({ change, action: await this.#plan(change) });
+      } catch (error) {
+        failed.push({ change, error });
+      }
+    }
+
+    const points: Point[] = [];
+    const upserted: Change[] = [];
+    for (const { change, action } of planned) {
+      if (action.kind !== 'upsert') continue;
+      try {
+        if (action.documents.length > 0) {
+          const { vectors, truncated } = await this.#deps.embedder.embed(
+            action.documents.map((d) => d.text),
+            'document',
+          );
+          const truncatedCount = truncated.filter(Boolean).length;
+          if (truncatedCount > 0) {
+            this.#deps.logger.debug(
+              { change: change.id, truncated: truncatedCount },
+              'text longer than the model input was truncated',
+            );
+          }
+          action.documents.forEach((d, i) => {
+            const dense = vectors[i];
+            if (dense === undefined) throw new Error('the embedder returned fewer vectors than texts');
+            points.push({ id: d.id, dense, sparse: encodeDocument(d.text), payload: d.payload });
+          });
+        }
+        upserted.push(change);
+      } catch (error) {
+        failed.push({ change, error });
+      }
+    }
+
+    const done: number[] = [];
+    try {
+      if (points.length > 0) await index.upsert(points, { wait: true });
+      done.push(...upserted.map((c) => c.id));
+    } catch (error) {
+      for (const change of upserted) failed.push({ change, error });
+    }
+    for (const { change, action } of planned) {
+      if (action.kind === 'upsert') continue;
+      try {
+        if (action.kind === 'delete') await index.delete(action.ids, { wait: true });
+        else await index.deleteByFilter(action.filter, { wait: true });
+        done.push(change.id);
+      } catch (error) {
+        failed.push({ change, error });
+      }
+    }
+    return { done, failed };
+  }
+
+  /** Reads the source rows of one change and decides what to do with the index. */
+  async #plan(change: Change): Promise<Action> {
+    const { tenantId, aggregateId, operation, payload } = change;
+    switch (change.aggregate) {
       case 'MEMORY': {
         const memory = operation === 'UPSERT' ? await this.#memories.get(tenantId, aggregateId) : undefined;
         const document = memory === undefined ? undefined : memoryDocument(memory);

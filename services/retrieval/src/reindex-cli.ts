@@ -1,0 +1,46 @@
+import { createLogger, runMain } from '@engram/runtime';
+import { openStore } from '@engram/store';
+import { createEmbeddedStore, createQdrantStore } from '@engram/vector-index';
+import { join } from 'node:path';
+import { loadConfig, storeTarget } from './config.js';
+import { rebuildCollection } from './indexer/rebuild.js';
+import { createEmbedder } from './resources.js';
+
+/**
+ * `npm run reindex`: rebuilds the whole vector index from the source of truth for the configured
+ * embedding model (e.g. after changing it), then swaps the live alias. With Qdrant it can run while
+ * the services serve; the embedded index belongs to one process, so stop `npm start` first. Restart
+ * retrieval afterwards if the model changed (its indexer pauses while the live index is stale).
+ */
+runMain(async () => {
+  const config = loadConfig(process.env);
+  const logger = createLogger({ service: 'reindex', level: config.ENGRAM_LOG_LEVEL });
+  const store = openStore({ target: storeTarget(config) });
+  const vectors =
+    config.QDRANT_URL === undefined
+      ? createEmbeddedStore({ path: join(config.ENGRAM_DATA_DIR, 'vectors') })
+      : createQdrantStore({
+          url: config.QDRANT_URL,
+          ...(config.QDRANT_API_KEY === undefined ? {} : { apiKey: config.QDRANT_API_KEY }),
+        });
+  const embedder = createEmbedder(config);
+  try {
+    const report = await rebuildCollection(
+      { store, vectors, embedder, logger },
+      {
+        onProgress: (p) => {
+          process.stderr.write(
+            `\r${p.phase.padEnd(9)} ${p.collection}  rows ${p.rowsScanned}  replayed ${p.changesReplayed}  failures ${p.failures}   `,
+          );
+        },
+      },
+    );
+    process.stderr.write('\n');
+    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    if (report.failures > 0) process.exitCode = 1;
+  } finally {
+    await vectors.close();
+    await embedder.close();
+    await store.close();
+  }
+});
