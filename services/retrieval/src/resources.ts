@@ -58,6 +58,8 @@ export async function openRetrievalResources(
   const embedder = createEmbedder(config);
   try {
     const live = await ensureLiveIndex(vectors, { model: embedder.model, dimensions: embedder.dimensions });
+    // Load the index now (the embedded one reads every point into memory), not on the first search.
+    await live.index.count();
     let indexer: Indexer | undefined;
     if (live.stale) {
       logger.error(
