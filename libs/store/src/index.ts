@@ -58,6 +58,16 @@ export {
 } from './outbox.js';
 export { decodePageToken, encodePageToken, toPage, type Page, type PageRequest } from './pagination.js';
 export {
+  ReindexJobRepository,
+  isTerminal,
+  type ReindexErrorSample,
+  type ReindexJobPatch,
+  type ReindexJobRecord,
+  type ReindexJobState,
+  type ReindexKind,
+  type ReindexMode,
+} from './reindex-jobs.js';
+export {
   REQUEST_ID_TTL_MS,
   idempotent,
   pruneRequestIds,
@@ -68,6 +78,7 @@ export type { Database } from './schema.js';
 export {
   countSearchable,
   scanSearchable,
+  searchableIds,
   type SearchableCounts,
   type SearchableRow,
 } from './searchable-counts.js';

@@ -19,6 +19,7 @@ export interface Database {
   extraction_jobs: ExtractionJobsTable;
   outbox: OutboxTable;
   request_ids: RequestIdsTable;
+  reindex_jobs: ReindexJobsTable;
 }
 
 export interface MemoriesTable {
@@ -247,3 +248,27 @@ export type MemoryRow = Selectable<MemoriesTable>;
 export type NewMemoryRow = Insertable<MemoriesTable>;
 export type MemoryRowUpdate = Updateable<MemoriesTable>;
 export type OutboxRow = Selectable<OutboxTable>;
+
+/** Owned by retrieval: a tenant-scoped rebuild (FULL) or drift repair (MISSING_ONLY) of the index. */
+export interface ReindexJobsTable {
+  id: string;
+  tenant_id: string;
+  creator: string;
+  kinds_json: string;
+  mode: string;
+  state: string;
+  rows_total: number;
+  rows_scanned: number;
+  points_upserted: number;
+  points_deleted: number;
+  rows_unchanged: number;
+  error_count: number;
+  error_samples_json: string;
+  error_json: string | null;
+  embedding_model: string;
+  embedding_dimensions: number;
+  created_at: number;
+  updated_at: number;
+  started_at: number | null;
+  completed_at: number | null;
+}

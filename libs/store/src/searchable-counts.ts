@@ -45,55 +45,107 @@ export async function countSearchable(
   });
 }
 
-/** One searchable source row, across tenants, for a full rebuild of the index. */
+/** One searchable source row, for a rebuild or a drift repair of the index. */
 export interface SearchableRow {
   readonly tenantId: string;
   readonly id: string;
   /** ROUND: the session of the user message. */
   readonly sessionId?: string;
+  /** When the row last changed (memories, documents), or was created (messages). */
+  readonly updatedAt: number;
 }
 
 /**
- * Searchable source rows of one kind after `afterId` (id order, all tenants): ACTIVE memories,
- * READY documents (their chunks are expanded by the indexer), and USER messages (rounds).
+ * Searchable source rows of one kind after `afterId`, in id order, of one tenant or of all:
+ * ACTIVE memories, READY documents (the indexer expands their chunks), USER messages (rounds).
  */
 export async function scanSearchable(
   store: Store,
   kind: 'MEMORY' | 'DOCUMENT' | 'ROUND',
   afterId: string,
   limit: number,
+  tenantId?: string,
 ): Promise<SearchableRow[]> {
+  return run(store, async (db) => {
+    if (kind === 'MEMORY') {
+      let q = db
+        .selectFrom('memories')
+        .select(['tenant_id', 'id', 'updated_at'])
+        .where('status', '=', 'ACTIVE')
+        .where('id', '>', afterId);
+      if (tenantId !== undefined) q = q.where('tenant_id', '=', tenantId);
+      const rows = await q.orderBy('id').limit(limit).execute();
+      return rows.map((r) => ({ tenantId: r.tenant_id, id: r.id, updatedAt: r.updated_at }));
+    }
+    if (kind === 'DOCUMENT') {
+      let q = db
+        .selectFrom('documents')
+        .select(['tenant_id', 'id', 'updated_at'])
+        .where('state', '=', 'READY')
+        .where('id', '>', afterId);
+      if (tenantId !== undefined) q = q.where('tenant_id', '=', tenantId);
+      const rows = await q.orderBy('id').limit(limit).execute();
+      return rows.map((r) => ({ tenantId: r.tenant_id, id: r.id, updatedAt: r.updated_at }));
+    }
+    let q = db
+      .selectFrom('messages')
+      .select(['tenant_id', 'id', 'session_id', 'created_at'])
+      .where('role', '=', 'USER')
+      .where('id', '>', afterId);
+    if (tenantId !== undefined) q = q.where('tenant_id', '=', tenantId);
+    const rows = await q.orderBy('id').limit(limit).execute();
+    return rows.map((r) => ({
+      tenantId: r.tenant_id,
+      id: r.id,
+      sessionId: r.session_id,
+      updatedAt: r.created_at,
+    }));
+  });
+}
+
+/**
+ * Of `ids` (source ids of one kind in one tenant), those whose row is still searchable: ACTIVE
+ * unexpired memories, chunks of READY documents, USER messages. A drift repair deletes the points
+ * of the others.
+ */
+export async function searchableIds(
+  store: Store,
+  tenantId: string,
+  kind: 'MEMORY' | 'CHUNK' | 'ROUND',
+  ids: readonly string[],
+  now = Date.now(),
+): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
   return run(store, async (db) => {
     if (kind === 'MEMORY') {
       const rows = await db
         .selectFrom('memories')
-        .select(['tenant_id', 'id'])
+        .select('id')
+        .where('tenant_id', '=', tenantId)
+        .where('id', 'in', [...ids])
         .where('status', '=', 'ACTIVE')
-        .where('id', '>', afterId)
-        .orderBy('id')
-        .limit(limit)
+        .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
         .execute();
-      return rows.map((r) => ({ tenantId: r.tenant_id, id: r.id }));
+      return new Set(rows.map((r) => r.id));
     }
-    if (kind === 'DOCUMENT') {
+    if (kind === 'CHUNK') {
       const rows = await db
-        .selectFrom('documents')
-        .select(['tenant_id', 'id'])
-        .where('state', '=', 'READY')
-        .where('id', '>', afterId)
-        .orderBy('id')
-        .limit(limit)
+        .selectFrom('chunks')
+        .innerJoin('documents', 'documents.id', 'chunks.document_id')
+        .select('chunks.id as id')
+        .where('chunks.tenant_id', '=', tenantId)
+        .where('chunks.id', 'in', [...ids])
+        .where('documents.state', '=', 'READY')
         .execute();
-      return rows.map((r) => ({ tenantId: r.tenant_id, id: r.id }));
+      return new Set(rows.map((r) => r.id));
     }
     const rows = await db
       .selectFrom('messages')
-      .select(['tenant_id', 'id', 'session_id'])
+      .select('id')
+      .where('tenant_id', '=', tenantId)
+      .where('id', 'in', [...ids])
       .where('role', '=', 'USER')
-      .where('id', '>', afterId)
-      .orderBy('id')
-      .limit(limit)
       .execute();
-    return rows.map((r) => ({ tenantId: r.tenant_id, id: r.id, sessionId: r.session_id }));
+    return new Set(rows.map((r) => r.id));
   });
 }

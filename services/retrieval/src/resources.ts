@@ -2,11 +2,12 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { LocalEmbedder, OpenAIEmbedder, resolveModelRoot, type Embedder } from '@engram/embeddings';
 import type { Logger } from '@engram/runtime';
-import { isMysqlTarget, openStore, type Store } from '@engram/store';
+import { ReindexJobRepository, isMysqlTarget, openStore, type Store } from '@engram/store';
 import { createEmbeddedStore, createQdrantStore, type VectorStore } from '@engram/vector-index';
 import { storeTarget, type RetrievalDataConfig } from './config.js';
 import { ensureLiveIndex, type LiveIndex } from './indexer/collections.js';
 import { Indexer } from './indexer/indexer.js';
+import { ReindexWorker } from './indexer/reindex-worker.js';
 
 /** Everything the retrieval service runs on, opened from configuration. */
 export interface RetrievalResources {
@@ -16,6 +17,8 @@ export interface RetrievalResources {
   readonly live: LiveIndex;
   /** Present when this process runs the indexer. */
   readonly indexer?: Indexer;
+  /** Runs tenant-scoped reindex jobs accepted by this process. */
+  readonly reindex: ReindexWorker;
   /** Stops the indexer, then closes the index, the model and the database. */
   close(): Promise<void>;
 }
@@ -75,13 +78,22 @@ export async function openRetrievalResources(
       });
       indexer.start();
     }
+    const reindex = new ReindexWorker({
+      store,
+      index: live.index,
+      writer: indexer ?? new Indexer({ store, embedder, index: live.index, logger }),
+      jobs: new ReindexJobRepository(store),
+      logger: logger.child({ component: 'reindex' }),
+    });
     return {
       store,
       vectors,
       embedder,
       live,
+      reindex,
       ...(indexer === undefined ? {} : { indexer }),
       close: async () => {
+        await reindex.close();
         await indexer?.stop();
         await vectors.close();
         await embedder.close();

@@ -1,11 +1,19 @@
 import { timestampFromMs } from '@bufbuild/protobuf/wkt';
-import type { ServiceImpl } from '@connectrpc/connect';
+import type { ContextValues, ServiceImpl } from '@connectrpc/connect';
 import { ItemKind } from '@engram/contracts/common';
 import { IndexBackend, type RetrievalService } from '@engram/contracts/retrieval';
 import type { Embedder } from '@engram/embeddings';
-import { requirePrincipal, requireRole, type Logger } from '@engram/runtime';
-import type { Store } from '@engram/store';
+import { errors, requirePrincipal, requireRole, type Logger, type Principal } from '@engram/runtime';
+import { ReindexJobRepository, idempotent, isTerminal, type Store } from '@engram/store';
 import { indexStatus } from './domain/index-status.js';
+import {
+  parseReindexJobName,
+  reindexJobMessage,
+  reindexKinds,
+  reindexMode,
+  storedState,
+} from './domain/reindex-jobs.js';
+import type { ReindexWorker } from './indexer/reindex-worker.js';
 import type { LiveIndex } from './indexer/collections.js';
 
 /** What the retrieval service is built from. */
@@ -14,6 +22,16 @@ export interface RetrievalDeps {
   readonly store: Store;
   readonly embedder: Embedder;
   readonly live: LiveIndex;
+  readonly reindex: ReindexWorker;
+}
+
+/** List page sizes: default and maximum (documented in the proto). */
+const DEFAULT_PAGE_SIZE = 50;
+const MAX_PAGE_SIZE = 500;
+
+function pageSize(requested: number): number {
+  if (requested < 0) throw errors.fieldInvalid('page_size', 'must not be negative');
+  return requested === 0 ? DEFAULT_PAGE_SIZE : Math.min(requested, MAX_PAGE_SIZE);
 }
 
 /**
@@ -21,10 +39,85 @@ export interface RetrievalDeps {
  * that is absent answers UNIMPLEMENTED with reason NOT_IMPLEMENTED, never with made-up data.
  */
 export function createRetrievalService(deps: RetrievalDeps): Partial<ServiceImpl<typeof RetrievalService>> {
+  const jobs = new ReindexJobRepository(deps.store);
+  const admin = (values: ContextValues): Principal => {
+    const principal = requirePrincipal(values);
+    requireRole(principal, 'admin');
+    return principal;
+  };
+  const jobOf = async (principal: Principal, name: string) => {
+    const job = await jobs.get(principal.tenantId, parseReindexJobName(name));
+    if (job === undefined) throw errors.notFound(name);
+    return job;
+  };
   return {
+    async reindex(request, context) {
+      const principal = admin(context.values);
+      const mode = reindexMode(request.mode);
+      const kinds = reindexKinds(request.kinds);
+      if (request.requestId === '') throw errors.fieldRequired('request_id');
+      if (!/^[A-Za-z0-9_-]{1,64}$/.test(request.requestId)) {
+        throw errors.fieldInvalid('request_id', '1-64 characters of [A-Za-z0-9_-]');
+      }
+      const { result, replayed } = await idempotent(
+        deps.store,
+        {
+          tenantId: principal.tenantId,
+          subject: principal.subject,
+          method: 'engram.retrieval.v1.RetrievalService/Reindex',
+          requestId: request.requestId,
+        },
+        { mode, kinds },
+        async (trx) =>
+          (
+            await jobs.create(trx, {
+              tenantId: principal.tenantId,
+              creator: principal.subject,
+              kinds,
+              mode,
+              embeddingModel: deps.embedder.model,
+              embeddingDimensions: deps.embedder.dimensions,
+            })
+          ).id,
+      );
+      const job = await jobOf(principal, `reindexJobs/${result}`);
+      if (!replayed) deps.reindex.start(job);
+      return { reindexJob: reindexJobMessage(job) };
+    },
+
+    async getReindexJob(request, context) {
+      const job = await jobOf(admin(context.values), request.name);
+      return { reindexJob: reindexJobMessage(job) };
+    },
+
+    async listReindexJobs(request, context) {
+      const principal = admin(context.values);
+      const page = await jobs.list(
+        principal.tenantId,
+        { states: request.states.map(storedState) },
+        { pageSize: pageSize(request.pageSize), pageToken: request.pageToken },
+      );
+      return { reindexJobs: page.items.map(reindexJobMessage), nextPageToken: page.nextPageToken };
+    },
+
+    async cancelReindexJob(request, context) {
+      const principal = admin(context.values);
+      const job = await jobOf(principal, request.name);
+      if (isTerminal(job.state)) {
+        throw errors.failedPrecondition('STATE_CONFLICT', `the job is already ${job.state}`, {
+          name: request.name,
+          state: job.state,
+        });
+      }
+      const cancelled = await jobs.update(principal.tenantId, job.id, {
+        state: 'CANCELLED',
+        completedAt: Date.now(),
+      });
+      return { reindexJob: reindexJobMessage(cancelled) };
+    },
+
     async getIndexStatus(_request, context) {
-      const principal = requirePrincipal(context.values);
-      requireRole(principal, 'admin');
+      const principal = admin(context.values);
       const report = await indexStatus(
         {
           store: deps.store,

@@ -343,6 +343,42 @@ export async function up(db: Kysely<any>): Promise<void> {
     .columns(['aggregate_kind', 'aggregate_id'])
     .execute();
 
+  // Owned by retrieval: tenant-scoped rebuilds and drift repairs of the vector index.
+  await db.schema
+    .createTable('reindex_jobs')
+    .addColumn(...id(), (c) => c.primaryKey())
+    .addColumn(...tenant, (c) => c.notNull())
+    .addColumn('creator', 'varchar(128)', (c) => c.notNull())
+    .addColumn('kinds_json', 'varchar(128)', (c) => c.notNull())
+    .addColumn('mode', 'varchar(16)', (c) => c.notNull())
+    .addColumn('state', 'varchar(16)', (c) => c.notNull())
+    .addColumn('rows_total', 'bigint', (c) => c.notNull())
+    .addColumn('rows_scanned', 'bigint', (c) => c.notNull())
+    .addColumn('points_upserted', 'bigint', (c) => c.notNull())
+    .addColumn('points_deleted', 'bigint', (c) => c.notNull())
+    .addColumn('rows_unchanged', 'bigint', (c) => c.notNull())
+    .addColumn('error_count', 'bigint', (c) => c.notNull())
+    .addColumn('error_samples_json', mediumtext, (c) => c.notNull())
+    .addColumn('error_json', 'text')
+    .addColumn('embedding_model', 'varchar(256)', (c) => c.notNull())
+    .addColumn('embedding_dimensions', 'integer', (c) => c.notNull())
+    .addColumn('created_at', time, (c) => c.notNull())
+    .addColumn('updated_at', time, (c) => c.notNull())
+    .addColumn('started_at', time)
+    .addColumn('completed_at', time)
+    .modifyEnd(options)
+    .execute();
+  await db.schema
+    .createIndex('reindex_jobs_tenant')
+    .on('reindex_jobs')
+    .columns(['tenant_id', 'id'])
+    .execute();
+  await db.schema
+    .createIndex('reindex_jobs_state')
+    .on('reindex_jobs')
+    .columns(['state', 'updated_at'])
+    .execute();
+
   await db.schema
     .createTable('request_ids')
     .addColumn(...tenant, (c) => c.notNull())

@@ -31,6 +31,7 @@ export function memoryDocument(memory: MemoryRecord): IndexDocument | undefined 
       namespace: memory.namespace,
       evergreen: memory.evergreen,
       createdAt: memory.createdAt,
+      sourceUpdatedAt: memory.updatedAt,
       ...(memory.occurredAt === undefined ? {} : { occurredAt: memory.occurredAt }),
       ...(memory.expiresAt === undefined ? {} : { expiresAt: memory.expiresAt }),
     },
@@ -53,6 +54,7 @@ export function chunkDocument(chunk: ChunkRecord, document: DocumentRecord): Ind
       status: 'ACTIVE',
       documentId: document.id,
       createdAt: chunk.createdAt,
+      sourceUpdatedAt: chunk.createdAt,
     },
   };
 }
@@ -83,6 +85,7 @@ export function roundDocument(
       sessionId: session.id,
       occurredAt: user.occurredAt,
       createdAt: user.createdAt,
+      sourceUpdatedAt: reply?.createdAt ?? user.createdAt,
     },
   };
 }

@@ -42,6 +42,22 @@ export type Change = Pick<
   'id' | 'tenantId' | 'aggregate' | 'aggregateId' | 'operation' | 'payload'
 >;
 
+/** A change that re-applies a searchable source row (Reindex and full rebuilds replay these). */
+export function replayChange(
+  id: number,
+  aggregate: 'MEMORY' | 'DOCUMENT' | 'ROUND',
+  row: { readonly tenantId: string; readonly id: string; readonly sessionId?: string },
+): Change {
+  return {
+    id,
+    tenantId: row.tenantId,
+    aggregate,
+    aggregateId: row.id,
+    operation: 'UPSERT',
+    payload: row.sessionId === undefined ? {} : { sessionId: row.sessionId },
+  };
+}
+
 /** What one pass did. */
 export interface IndexerPass {
   readonly leased: number;

@@ -3,7 +3,7 @@ import type { Logger } from '@engram/runtime';
 import { OutboxRepository, scanSearchable, type Store } from '@engram/store';
 import type { VectorStore } from '@engram/vector-index';
 import { LIVE_ALIAS, collectionName, generationOf } from './collections.js';
-import { Indexer, type Change } from './indexer.js';
+import { Indexer, replayChange, type Change } from './indexer.js';
 
 /** Progress of a rebuild, reported as it goes. */
 export interface RebuildProgress {
@@ -76,14 +76,7 @@ export async function rebuildCollection(
     for (;;) {
       const rows = await scanSearchable(deps.store, kind, after, batchSize);
       if (rows.length === 0) break;
-      const changes: Change[] = rows.map((row) => ({
-        id: (synthetic += 1),
-        tenantId: row.tenantId,
-        aggregate: kind,
-        aggregateId: row.id,
-        operation: 'UPSERT',
-        payload: sessionPayload(row.sessionId),
-      }));
+      const changes: Change[] = rows.map((row) => replayChange((synthetic += 1), kind, row));
       record((await writer.apply(changes, target)).failed);
       rowsScanned += rows.length;
       after = rows[rows.length - 1]?.id ?? after;
@@ -122,8 +115,4 @@ export async function rebuildCollection(
     points,
     errorSamples,
   };
-}
-
-function sessionPayload(sessionId: string | undefined): Record<string, string> {
-  return sessionId === undefined ? {} : { sessionId };
 }
