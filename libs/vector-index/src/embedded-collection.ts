@@ -3,7 +3,15 @@
    `?? 0` in these loops would turn a real bug into a silent zero score. */
 import { WASM_PAGE, simdDots, wasmMemory, type Dots, type WasmMemory } from './embedded-dot.js';
 import { ABSENT, UNKNOWN, selectMatching, type PayloadColumns } from './embedded-filter.js';
-import type { IndexFilter, ItemKind, PointPayload, PointScope, Visibility } from './port.js';
+import type {
+  IndexFilter,
+  ItemKind,
+  PointPayload,
+  PointScope,
+  ScrollPage,
+  ScrolledPoint,
+  Visibility,
+} from './port.js';
 
 /**
  * One collection of the embedded index, in memory: the exact search engine behind
@@ -167,6 +175,8 @@ export class CollectionState implements PayloadColumns {
   occurredAt = new Float64Array(0);
   createdAt = new Float64Array(0);
   expiresAt = new Float64Array(0);
+  /** Stored and returned, never filtered on. NaN when absent. */
+  private sourceUpdatedAt = new Float64Array(0);
 
   // Sparse-search scratch: per-slot stamps and scores, reused (searches never interleave).
   private stamps = new Uint32Array(0);
@@ -250,6 +260,7 @@ export class CollectionState implements PayloadColumns {
     this.occurredAt = times(this.occurredAt);
     this.createdAt = times(this.createdAt);
     this.expiresAt = times(this.expiresAt);
+    this.sourceUpdatedAt = times(this.sourceUpdatedAt);
     this.sparseStart = ints(this.sparseStart, 0);
     this.sparseLength = ints(this.sparseLength, 0);
     this.stamps = new Uint32Array(capacity);
@@ -347,6 +358,7 @@ export class CollectionState implements PayloadColumns {
     this.occurredAt[slot] = p.occurredAt ?? NaN;
     this.createdAt[slot] = p.createdAt;
     this.expiresAt[slot] = p.expiresAt ?? NaN;
+    this.sourceUpdatedAt[slot] = p.sourceUpdatedAt ?? NaN;
     const key = p.scope === 'SELF' ? 4 * owner + 1 : p.scope === 'ORG' ? 4 * org + 2 : PLATFORM_KEY;
     let visible = this.byScope.get(key);
     if (visible === undefined) {
@@ -459,6 +471,7 @@ export class CollectionState implements PayloadColumns {
     if (documentId !== undefined) p.documentId = documentId;
     if (!Number.isNaN(this.occurredAt[slot])) p.occurredAt = this.occurredAt[slot]!;
     if (!Number.isNaN(this.expiresAt[slot])) p.expiresAt = this.expiresAt[slot]!;
+    if (!Number.isNaN(this.sourceUpdatedAt[slot])) p.sourceUpdatedAt = this.sourceUpdatedAt[slot]!;
     return p;
   }
 
@@ -494,6 +507,29 @@ export class CollectionState implements PayloadColumns {
 
   count(filter?: IndexFilter): number {
     return filter === undefined ? this.live : this.select(filter);
+  }
+
+  /**
+   * The first `limit` rows matching `filter` with an id above `after`, in ascending id order, and
+   * the last one's id as `next` when more follow. Keeps the `limit + 1` smallest ids in a
+   * {@link TopK} with equal scores (ties go to the smaller id): one pass over the matching rows
+   * per page, no sort of the whole set.
+   */
+  scroll(filter: IndexFilter, limit: number, after: string | undefined): ScrollPage {
+    const n = this.select(filter);
+    const top = new TopK(Math.min(limit + 1, n), this.ids);
+    const ids = this.ids;
+    const matches = this.matches;
+    for (let i = 0; i < n; i++) {
+      const slot = matches[i]!;
+      if (after === undefined || ids[slot]! > after) top.offer(0, slot);
+    }
+    const points: ScrolledPoint[] = [];
+    for (let i = 0; i < Math.min(top.count, limit); i++) {
+      const slot = top.slots[i]!;
+      points.push({ id: ids[slot]!, payload: this.payloadAt(slot) });
+    }
+    return top.count > limit ? { points, next: points[points.length - 1]!.id } : { points };
   }
 
   /** A live point by id, with copies of its (normalized) dense and its sparse vector. */

@@ -4,6 +4,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { errors, isEngramError } from '@engram/runtime';
 import { CollectionState, type StoredPoint } from './embedded-collection.js';
 import { checkFilter } from './embedded-filter.js';
+import { checkScrollOptions } from './scroll.js';
 import type {
   CollectionSpec,
   IndexFilter,
@@ -12,6 +13,8 @@ import type {
   PointPayload,
   PointScope,
   ScoredPoint,
+  ScrollOptions,
+  ScrollPage,
   SparseVector,
   VectorIndex,
   VectorStore,
@@ -30,7 +33,7 @@ export interface EmbeddedStoreOptions {
 export const EMBEDDED_INDEX_FILE = 'vectors.sqlite';
 
 const DEPENDENCY = 'vector-index';
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
 const KINDS: readonly ItemKind[] = ['MEMORY', 'CHUNK', 'ROUND'];
 const SCOPES: readonly PointScope[] = ['SELF', 'ORG', 'PLATFORM'];
 
@@ -93,6 +96,7 @@ type PointRow = [
   occurredAt: number | null,
   createdAt: number,
   expiresAt: number | null,
+  sourceUpdatedAt: number | null,
 ];
 
 const POINT_COLUMNS = [
@@ -114,6 +118,7 @@ const POINT_COLUMNS = [
   'occurred_at',
   'created_at',
   'expires_at',
+  'source_updated_at',
 ] as const;
 
 const SCHEMA = `
@@ -127,8 +132,11 @@ const SCHEMA = `
     tenant_id TEXT NOT NULL, kind TEXT NOT NULL, source_id TEXT NOT NULL, scope TEXT NOT NULL,
     owner_id TEXT NOT NULL, org_id TEXT NOT NULL, status TEXT NOT NULL,
     memory_type TEXT, namespace TEXT, evergreen INTEGER, session_id TEXT, document_id TEXT,
-    occurred_at INTEGER, created_at INTEGER NOT NULL, expires_at INTEGER,
+    occurred_at INTEGER, created_at INTEGER NOT NULL, expires_at INTEGER, source_updated_at INTEGER,
     UNIQUE (collection, id));`;
+
+/** Schema 1 → 2 adds `source_updated_at` (NULL for the points written before). */
+const MIGRATE_1_TO_2 = 'ALTER TABLE points ADD COLUMN source_updated_at INTEGER';
 
 /** The payload of a row (absent optional fields read as undefined). */
 function payloadOf(row: PointRow): PointPayload {
@@ -148,6 +156,7 @@ function payloadOf(row: PointRow): PointPayload {
     occurredAt: row[15] ?? undefined,
     createdAt: row[16],
     expiresAt: row[17] ?? undefined,
+    sourceUpdatedAt: row[18] ?? undefined,
   };
 }
 
@@ -174,6 +183,7 @@ function checkPayload(p: PointPayload): void {
   time('createdAt', p.createdAt, true);
   time('occurredAt', p.occurredAt, false);
   time('expiresAt', p.expiresAt, false);
+  time('sourceUpdatedAt', p.sourceUpdatedAt, false);
 }
 
 /** The vector scaled to unit length (a zero vector stays zero), as Qdrant stores cosine vectors. */
@@ -267,6 +277,11 @@ class EmbeddedStore implements VectorStore {
               .run(String(SCHEMA_VERSION));
           } else if (Number(version) > SCHEMA_VERSION) {
             throw errors.unavailable(DEPENDENCY, `${path} was written by a newer Engram (schema ${version})`);
+          } else if (Number(version) < SCHEMA_VERSION) {
+            if (Number(version) === 1) this.db.exec(MIGRATE_1_TO_2);
+            this.db
+              .prepare("UPDATE engram_meta SET value = ? WHERE key = 'schema'")
+              .run(String(SCHEMA_VERSION));
           }
         })
         .immediate();
@@ -429,6 +444,7 @@ class EmbeddedStore implements VectorStore {
             q.occurredAt ?? null,
             q.createdAt,
             q.expiresAt ?? null,
+            q.sourceUpdatedAt ?? null,
           );
         }
       })();
@@ -490,6 +506,12 @@ class EmbeddedStore implements VectorStore {
     const { state } = this.state(name);
     const [indices, values] = sparseOf('vector', vector, false);
     return state.searchSparse(indices, values, filter, limit);
+  }
+
+  scroll(name: string, filter: IndexFilter, options: ScrollOptions): ScrollPage {
+    checkFilter(filter);
+    checkScrollOptions(options);
+    return this.state(name).state.scroll(filter, options.limit, options.after);
   }
 
   count(name: string, filter?: IndexFilter): number {
@@ -611,6 +633,10 @@ class EmbeddedIndex implements VectorIndex {
 
   fetch(ids: readonly string[], options?: { withVectors?: boolean }): Promise<Point[]> {
     return settle(() => this.store.fetch(this.name, ids, options?.withVectors ?? false));
+  }
+
+  scroll(filter: IndexFilter, options: ScrollOptions): Promise<ScrollPage> {
+    return settle(() => this.store.scroll(this.name, filter, options));
   }
 
   count(filter?: IndexFilter): Promise<number> {

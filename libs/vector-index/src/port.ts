@@ -39,6 +39,11 @@ export interface PointPayload {
   readonly occurredAt?: number;
   readonly createdAt: number;
   readonly expiresAt?: number;
+  /**
+   * When the source row last changed, so a drift repair can tell a stale point. Stored and
+   * returned, never filtered on.
+   */
+  readonly sourceUpdatedAt?: number;
 }
 
 export interface Point {
@@ -95,6 +100,27 @@ export interface ScoredPoint {
   readonly payload: PointPayload;
 }
 
+/** A point as {@link VectorIndex.scroll} lists it: no vectors. */
+export interface ScrolledPoint {
+  readonly id: string;
+  readonly payload: PointPayload;
+}
+
+/** Paging of {@link VectorIndex.scroll}. */
+export interface ScrollOptions {
+  /** Points per page, 1–1000. */
+  readonly limit: number;
+  /** A previous page's `next`: the page starts after this point id (exclusive). */
+  readonly after?: string;
+}
+
+/** One page of {@link VectorIndex.scroll}. */
+export interface ScrollPage {
+  readonly points: ScrolledPoint[];
+  /** The `after` of the next page; absent on the last page. */
+  readonly next?: string;
+}
+
 /** What a collection holds: one embedding model, so models can never be mixed in one collection. */
 export interface CollectionSpec {
   /** Embedding model id, e.g. `BAAI/bge-small-zh-v1.5@q8`. */
@@ -130,6 +156,16 @@ export interface VectorIndex {
   searchSparse(vector: SparseVector, filter: IndexFilter, limit: number): Promise<ScoredPoint[]>;
   /** Points by id (missing ids are left out), optionally with their vectors (for MMR). */
   fetch(ids: readonly string[], options?: { withVectors?: boolean }): Promise<Point[]>;
+  /**
+   * Every point matching `filter`, a page at a time, in ascending point-id order (the string order
+   * of the canonical lower-case UUID, which is also Qdrant's order of UUID ids). A page holds the
+   * first `limit` (1–1000) matching points whose id is greater than `after` (all when absent);
+   * `next` is the id of the page's last point when more points follow, to pass as the next page's
+   * `after`. Pages cover every point that matches throughout the scroll exactly once; points
+   * written or deleted meanwhile may or may not appear. `after` must be a canonical lower-case
+   * UUID, else INVALID_ARGUMENT (as is a `limit` outside 1–1000). No vectors.
+   */
+  scroll(filter: IndexFilter, options: ScrollOptions): Promise<ScrollPage>;
   /** Points matching `filter` (all points when absent). */
   count(filter?: IndexFilter): Promise<number>;
   close(): Promise<void>;

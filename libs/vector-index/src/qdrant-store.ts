@@ -6,12 +6,15 @@ import type {
   Point,
   PointPayload,
   ScoredPoint,
+  ScrollOptions,
+  ScrollPage,
   SparseVector,
   VectorIndex,
   VectorStore,
 } from './port.js';
 import { toQdrantFilter } from './qdrant-filter.js';
 import { QdrantHttp, isQdrantHttpError, segment } from './qdrant-http.js';
+import { checkScrollOptions } from './scroll.js';
 
 /** Options of {@link createQdrantStore}. */
 export interface QdrantStoreOptions {
@@ -82,9 +85,13 @@ const STRING_FIELDS = [
   'sessionId',
   'documentId',
 ] as const satisfies ReadonlyArray<keyof PointPayload>;
-const NUMBER_FIELDS = ['occurredAt', 'createdAt', 'expiresAt'] as const satisfies ReadonlyArray<
-  keyof PointPayload
->;
+/** `sourceUpdatedAt` is stored but never filtered on: it has no payload index. */
+const NUMBER_FIELDS = [
+  'occurredAt',
+  'createdAt',
+  'expiresAt',
+  'sourceUpdatedAt',
+] as const satisfies ReadonlyArray<keyof PointPayload>;
 
 /**
  * The Qdrant adapter of the {@link VectorStore} port, over Qdrant's REST API.
@@ -320,6 +327,32 @@ class QdrantIndex implements VectorIndex {
     return points;
   }
 
+  /**
+   * Qdrant's scroll lists points in ascending id order (UUIDs as 128-bit numbers: the string order
+   * of their lower-case form). Its `offset` is inclusive (the first id of the page), the port's
+   * `after` exclusive (the last id already seen), so the request starts at the UUID right after
+   * `after`. Qdrant answers `next_page_offset` (the first id of the next page) only when more
+   * points follow; `next` is then the id of this page's last point.
+   */
+  async scroll(filter: IndexFilter, options: ScrollOptions): Promise<ScrollPage> {
+    checkScrollOptions(options);
+    const query = toQdrantFilter(filter);
+    const offset = options.after === undefined ? undefined : uuidSuccessor(options.after);
+    if (offset === null) return { points: [] }; // `after` is the largest UUID: nothing follows
+    const body: Schemas['ScrollRequest'] = {
+      filter: query,
+      limit: options.limit,
+      ...(offset !== undefined ? { offset } : {}),
+      with_payload: true,
+      with_vector: false,
+    };
+    const result = await this.read<Schemas['ScrollResult']>('POST', `${this.path}/points/scroll`, body);
+    const points = result.points.map((r) => ({ id: String(r.id), payload: decodePayload(r.payload) }));
+    const last = points[points.length - 1];
+    const more = result.next_page_offset !== undefined && result.next_page_offset !== null;
+    return more && last !== undefined ? { points, next: last.id } : { points };
+  }
+
   async count(filter?: IndexFilter): Promise<number> {
     const body: Schemas['CountRequest'] = {
       exact: true,
@@ -461,6 +494,14 @@ function decodePayload(raw: Schemas['Payload'] | null | undefined): PointPayload
   }
   if (typeof source['evergreen'] === 'boolean') out['evergreen'] = source['evergreen'];
   return out as unknown as PointPayload;
+}
+
+/** The UUID right after `id` (a canonical lower-case UUID) as a 128-bit number; null after the last. */
+function uuidSuccessor(id: string): string | null {
+  const value = BigInt(`0x${id.replaceAll('-', '')}`) + 1n;
+  if (value >> 128n !== 0n) return null;
+  const hex = value.toString(16).padStart(32, '0');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 function decodeSparse(raw: unknown): SparseVector {

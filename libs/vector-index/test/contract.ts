@@ -32,6 +32,8 @@ import { pointId } from '../src/index.js';
  *   nothing of that call is written; `ensureCollection` with another model or dimensions →
  *   FAILED_PRECONDITION (`STATE_CONFLICT`); `setAlias` to a missing collection → NOT_FOUND.
  * - Fetch returns the stored points (any order) and leaves out unknown ids.
+ * - Scroll lists the matching points in ascending id order (string order of the lower-case UUID),
+ *   `after` exclusive; `next` is the last id of a page that has a successor, absent on the last.
  */
 export interface OpenedStore {
   readonly store: VectorStore;
@@ -128,6 +130,8 @@ function fixture(count: number, seed: number): Point[] {
     if (random() < 0.6) payload.evergreen = random() < 0.5;
     if (random() < 0.7) payload.occurredAt = NOW - Math.floor(random() * 50) * HOUR;
     if (random() < 0.5) payload.expiresAt = NOW + (Math.floor(random() * 20) - 10) * HOUR;
+    // Not from `random`, so the other fields stay what they were before this field existed.
+    if (i % 3 !== 0) payload.sourceUpdatedAt = (payload.createdAt ?? NOW) + i;
     points.push(point(`p${i}`, randomUnit(random), payload));
   }
   return points;
@@ -275,6 +279,7 @@ export function vectorIndexContract(name: string, open: () => Promise<OpenedStor
             occurredAt: NOW - 5 * HOUR,
             createdAt: NOW - 4 * HOUR,
             expiresAt: NOW + 3 * HOUR,
+            sourceUpdatedAt: NOW - 2 * HOUR,
           },
           { indices: [3, 17, 4_000_000_000], values: [0.5, 1.25, 2] },
         );
@@ -310,6 +315,37 @@ export function vectorIndexContract(name: string, open: () => Promise<OpenedStor
         expect(fetched[0]?.payload).toEqual(a.payload);
         expect(await index.fetch([])).toEqual([]);
         expect(await index.fetch([unknown])).toEqual([]);
+      });
+
+      it('stores sourceUpdatedAt and returns it from fetch, scroll and both searches', async () => {
+        const index = await freshIndex('source-updated');
+        const random = prng(8);
+        const query = randomUnit(random);
+        const terms: SparseVector = { indices: [9], values: [1] };
+        const stamped = point('stamped', query, { sourceUpdatedAt: NOW - 123 }, terms);
+        const unstamped = point('unstamped', randomUnit(random), {}, terms);
+        await index.upsert([stamped, unstamped]);
+        const payloadsOf = async (): Promise<Map<string, PointPayload>[]> => {
+          const fetched = await index.fetch([stamped.id, unstamped.id]);
+          const scrolled = (await index.scroll({ tenantId: 't1' }, { limit: 10 })).points;
+          const dense = await index.searchDense(query, { tenantId: 't1' }, 10);
+          const sparse = await index.searchSparse(terms, { tenantId: 't1' }, 10);
+          return [fetched, scrolled, dense, sparse].map(
+            (found) => new Map(found.map((p) => [p.id, p.payload])),
+          );
+        };
+        for (const found of await payloadsOf()) {
+          expect(found.get(stamped.id)).toEqual(stamped.payload);
+          expect(found.get(stamped.id)?.sourceUpdatedAt).toBe(NOW - 123);
+          expect(found.get(unstamped.id)).toEqual(unstamped.payload);
+          expect(Object.keys(found.get(unstamped.id) ?? {})).not.toContain('sourceUpdatedAt');
+        }
+        // A replacement replaces it; a replacement without it drops it.
+        await index.upsert([point('stamped', query, { sourceUpdatedAt: NOW }, terms)]);
+        for (const found of await payloadsOf()) expect(found.get(stamped.id)?.sourceUpdatedAt).toBe(NOW);
+        await index.upsert([point('stamped', query, {}, terms)]);
+        for (const found of await payloadsOf())
+          expect(Object.keys(found.get(stamped.id) ?? {})).not.toContain('sourceUpdatedAt');
       });
 
       it('is idempotent by id: writing a point twice keeps one point with the last payload', async () => {
@@ -648,6 +684,114 @@ export function vectorIndexContract(name: string, open: () => Promise<OpenedStor
         expect(found.some((p) => p.expiresAt === undefined)).toBe(true);
         expect(found.some((p) => p.expiresAt !== undefined)).toBe(true);
         expect(found.every((p) => p.expiresAt === undefined || p.expiresAt > NOW)).toBe(true);
+      });
+    });
+
+    describe('scroll', () => {
+      const points = fixture(240, 90);
+      let index: VectorIndex;
+      beforeAll(async () => {
+        index = await freshIndex('scroll');
+        await index.upsert(points);
+      });
+
+      /** The matching points in ascending id order (code-unit order of the lower-case UUID). */
+      const expected = (filter: IndexFilter) =>
+        points
+          .filter((p) => pointMatchesFilter(p.payload, filter))
+          .map((p) => ({ id: p.id, payload: p.payload }))
+          .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+
+      /** Follows `next` from `after` to the last page, checking the shape of every page. */
+      const scrollAll = async (filter: IndexFilter, limit: number, after?: string) => {
+        const all: { id: string; payload: PointPayload }[] = [];
+        let pages = 0;
+        let cursor = after;
+        for (;;) {
+          const page = await index.scroll(filter, {
+            limit,
+            ...(cursor !== undefined ? { after: cursor } : {}),
+          });
+          pages++;
+          all.push(...page.points);
+          if (page.next === undefined) {
+            expect(page.points.length).toBeLessThanOrEqual(limit);
+            return { points: all, pages };
+          }
+          // A page with a successor is full, and its cursor is its last id.
+          expect(page.points).toHaveLength(limit);
+          expect(page.next).toBe(page.points[limit - 1]!.id);
+          cursor = page.next;
+          if (pages > points.length) throw new Error('scroll does not end');
+        }
+      };
+
+      it('pages through every matching point exactly once, in ascending id order, with payloads', async () => {
+        const filter: IndexFilter = { tenantId: 't1' };
+        const want = expected(filter);
+        expect(want.length).toBeGreaterThan(100);
+        // The ids spread over the whole UUID range, so the order is checked across the high bit.
+        expect(want[0]!.id < '4').toBe(true);
+        expect(want[want.length - 1]!.id > 'c').toBe(true);
+        const paged = await scrollAll(filter, 7);
+        expect(paged.points).toEqual(want);
+        expect(paged.pages).toBe(Math.ceil(want.length / 7));
+        // One page when the limit covers everything, also when it is exactly the count.
+        expect(await index.scroll(filter, { limit: 1_000 })).toStrictEqual({ points: want });
+        expect(await index.scroll(filter, { limit: want.length })).toStrictEqual({ points: want });
+        expect(await index.scroll(filter, { limit: want.length - 1 })).toStrictEqual({
+          points: want.slice(0, -1),
+          next: want[want.length - 2]!.id,
+        });
+      });
+
+      it('starts right after `after`, whether or not that id exists', async () => {
+        const filter: IndexFilter = { tenantId: 't1' };
+        const want = expected(filter);
+        const middle = want[40]!.id;
+        expect((await scrollAll(filter, 11, middle)).points).toEqual(want.slice(41));
+        const between = '80000000-0000-0000-0000-000000000000';
+        expect((await scrollAll(filter, 11, between)).points).toEqual(want.filter((p) => p.id > between));
+        expect(
+          (await index.scroll(filter, { limit: 1, after: '00000000-0000-0000-0000-000000000000' })).points,
+        ).toEqual(want.slice(0, 1));
+      });
+
+      it('returns no points and no next after the end', async () => {
+        const filter: IndexFilter = { tenantId: 't1' };
+        const want = expected(filter);
+        const last = want[want.length - 1]!.id;
+        expect(await index.scroll(filter, { limit: 5, after: last })).toStrictEqual({ points: [] });
+        expect(
+          await index.scroll(filter, { limit: 5, after: 'ffffffff-ffff-ffff-ffff-ffffffffffff' }),
+        ).toStrictEqual({ points: [] });
+        expect(await index.scroll({ tenantId: 't3' }, { limit: 5 })).toStrictEqual({ points: [] });
+      });
+
+      it('respects tenant and visibility filters', async () => {
+        const filters: IndexFilter[] = [
+          { tenantId: 't2' },
+          { tenantId: 't1', visibleTo: { subject: 'u1', orgIds: [], platform: false } },
+          { tenantId: 't1', visibleTo: { subject: 'u2', orgIds: ['o1'], platform: true } },
+          { tenantId: 't2', visibleTo: { subject: 'u3', orgIds: ['o1', 'o2'], platform: false } },
+          { tenantId: 't1', kinds: ['MEMORY'], statuses: ['ACTIVE'], notExpiredAt: NOW },
+        ];
+        for (const filter of filters) {
+          const want = expected(filter);
+          expect(want.length).toBeGreaterThan(5);
+          const paged = await scrollAll(filter, 5);
+          expect(paged.points).toEqual(want);
+          expect(paged.points.every((p) => p.payload.tenantId === filter.tenantId)).toBe(true);
+        }
+      });
+
+      it('rejects a limit outside 1–1000, an `after` that is not a point id and a missing tenant', async () => {
+        const invalid = { code: Code.InvalidArgument };
+        for (const limit of [0, 1_001, 2.5, -1])
+          await expect(index.scroll({ tenantId: 't1' }, { limit })).rejects.toMatchObject(invalid);
+        for (const after of ['p1', '', points[0]!.id.toUpperCase()])
+          await expect(index.scroll({ tenantId: 't1' }, { limit: 5, after })).rejects.toMatchObject(invalid);
+        await expect(index.scroll({ tenantId: '' }, { limit: 5 })).rejects.toMatchObject(invalid);
       });
     });
 

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Code } from '@connectrpc/connect';
+import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { createEmbeddedStore, EMBEDDED_INDEX_FILE } from '../src/embedded-store.js';
@@ -369,6 +370,7 @@ describe('EmbeddedStore', () => {
             tenantId: i % 3 === 0 ? 't2' : 't1',
             ownerId: OWNERS[i % 3]!,
             status: random() < 0.5 ? 'ACTIVE' : 'ARCHIVED',
+            sourceUpdatedAt: NOW + i,
           },
           { indices: [i % 7, 7 + (i % 11)], values: [1 + random(), random() + 0.1] },
         );
@@ -402,6 +404,14 @@ describe('EmbeddedStore', () => {
             expectedSparse(points, sparse, filter),
             10,
           );
+          // Scroll: every matching point once, in id order, with the payload last written.
+          const scrolled = await index.scroll(filter, { limit: 1_000 });
+          expect(scrolled).toStrictEqual({
+            points: points
+              .filter((p) => pointMatchesFilter(p.payload, filter))
+              .sort((a, b) => (a.id < b.id ? -1 : 1))
+              .map((p) => ({ id: p.id, payload: p.payload })),
+          });
         }
       };
       await check();
@@ -560,6 +570,42 @@ describe('EmbeddedStore', () => {
     });
   });
 
+  describe('schema', () => {
+    it('upgrades a schema 1 file (no sourceUpdatedAt column) in place, keeping its points', async () => {
+      const path = freshPath();
+      const old = point('00000000-0000-4000-8000-000000000001', [1, 0, 0, 0, 0, 0, 0, 0]);
+      const first = createEmbeddedStore({ path });
+      await first.index('c').ensureCollection(SPEC);
+      await first.index('c').upsert([old]);
+      await first.close();
+      // Turn the file back into what schema 1 wrote.
+      const db = new BetterSqlite3(join(path, EMBEDDED_INDEX_FILE));
+      db.exec("ALTER TABLE points DROP COLUMN source_updated_at; UPDATE engram_meta SET value = '1'");
+      db.close();
+
+      const upgraded = createEmbeddedStore({ path });
+      const index = upgraded.index('c');
+      expect(await index.fetch([old.id])).toEqual([
+        { ...old, dense: [], sparse: { indices: [], values: [] } },
+      ]);
+      const stamped = point('00000000-0000-4000-8000-000000000002', [0, 1, 0, 0, 0, 0, 0, 0], {
+        sourceUpdatedAt: NOW + 1,
+      });
+      await index.upsert([stamped]);
+      await upgraded.close();
+
+      const reopened = createEmbeddedStore({ path });
+      expect((await reopened.index('c').scroll({ tenantId: 't1' }, { limit: 10 })).points).toEqual([
+        { id: old.id, payload: old.payload },
+        { id: stamped.id, payload: stamped.payload },
+      ]);
+      await reopened.close();
+      const check = new BetterSqlite3(join(path, EMBEDDED_INDEX_FILE), { readonly: true });
+      expect(check.prepare("SELECT value FROM engram_meta WHERE key = 'schema'").pluck().get()).toBe('2');
+      check.close();
+    });
+  });
+
   describe('errors', () => {
     it('maps failures to EngramErrors', async () => {
       const path = freshPath();
@@ -630,6 +676,13 @@ describe('EmbeddedStore', () => {
           const query = randomUnit(random, dims);
           const terms = { indices: [1, 4, 9, 16, 25], values: [1, 0.5, 2, 1, 0.25] };
           expect(await embedded.count(filter)).toBe(await remote.count(filter));
+          // Scroll: the same pages (ids, payloads, cursors), the second one from the first's cursor.
+          const page = await embedded.scroll(filter, { limit: 4 });
+          expect(page).toEqual(await remote.scroll(filter, { limit: 4 }));
+          if (page.next !== undefined) {
+            const after = { limit: 4, after: page.next };
+            expect(await embedded.scroll(filter, after)).toEqual(await remote.scroll(filter, after));
+          }
           for (const [mine, theirs] of [
             [await embedded.searchDense(query, filter, 10), await remote.searchDense(query, filter, 10)],
             [await embedded.searchSparse(terms, filter, 10), await remote.searchSparse(terms, filter, 10)],
