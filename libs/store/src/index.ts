@@ -59,6 +59,7 @@ export {
 export { decodePageToken, encodePageToken, toPage, type Page, type PageRequest } from './pagination.js';
 export {
   ReindexJobRepository,
+  failStaleReindexJobs,
   isTerminal,
   type ReindexErrorSample,
   type ReindexJobPatch,

@@ -222,6 +222,34 @@ export class ReindexJobRepository {
   }
 }
 
+/**
+ * Marks PENDING/RUNNING jobs that made no progress since `staleBefore` FAILED (their process
+ * died: a live job persists progress after every batch). Returns how many were marked.
+ */
+export async function failStaleReindexJobs(
+  store: Store,
+  staleBefore: number,
+  now = Date.now(),
+): Promise<number> {
+  return run(store, async (db) => {
+    const result = await db
+      .updateTable('reindex_jobs')
+      .set({
+        state: 'FAILED',
+        completed_at: now,
+        updated_at: now,
+        error_json: toJson({
+          reason: 'INTERNAL',
+          message: 'the job stopped making progress (its process ended)',
+        }),
+      })
+      .where('state', 'in', ['PENDING', 'RUNNING'])
+      .where('updated_at', '<', staleBefore)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  });
+}
+
 /** Whether a job state is final. */
 export function isTerminal(state: ReindexJobState): boolean {
   return TERMINAL.includes(state);

@@ -2,7 +2,13 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { LocalEmbedder, OpenAIEmbedder, resolveModelRoot, type Embedder } from '@engram/embeddings';
 import type { Logger } from '@engram/runtime';
-import { ReindexJobRepository, isMysqlTarget, openStore, type Store } from '@engram/store';
+import {
+  ReindexJobRepository,
+  failStaleReindexJobs,
+  isMysqlTarget,
+  openStore,
+  type Store,
+} from '@engram/store';
 import { createEmbeddedStore, createQdrantStore, type VectorStore } from '@engram/vector-index';
 import { storeTarget, type RetrievalDataConfig } from './config.js';
 import { ensureLiveIndex, type LiveIndex } from './indexer/collections.js';
@@ -78,6 +84,10 @@ export async function openRetrievalResources(
       });
       indexer.start();
     }
+    // Jobs whose process died would otherwise block new jobs of their kinds forever.
+    const stale = await failStaleReindexJobs(store, Date.now() - 10 * 60_000);
+    if (stale > 0)
+      logger.warn({ jobs: stale }, 'reindex jobs without progress for 10 minutes were marked FAILED');
     const reindex = new ReindexWorker({
       store,
       index: live.index,
