@@ -3,6 +3,7 @@
  * Kysely, and the transactional outbox, on MySQL/MariaDB (`mysql://…`) or SQLite (a file path).
  */
 export { fromFlag, fromJson, toFlag, toJson, type JsonValue } from './codec.js';
+export { storeEnvShape, storeTarget, type StoreEnv } from './config.js';
 export { isMysqlTarget, openStore, type Store, type StoreOptions } from './database.js';
 export { dialectOf, type DialectName } from './dialect.js';
 export {

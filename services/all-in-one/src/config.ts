@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { retrievalEnvShape, storeTarget } from '@engram/retrieval';
+import { retrievalEnvShape } from '@engram/retrieval';
+import { storeTarget } from '@engram/store';
 import { envInt, parseEnv, serverEnvShape } from '@engram/runtime';
 
 export { storeTarget };

@@ -1,6 +1,6 @@
-import { join } from 'node:path';
 import { z } from 'zod';
 import { envEnum, envInt, envString, parseEnv, serviceEnvSchema } from '@engram/runtime';
+import { storeEnvShape } from '@engram/store';
 
 /** Port of the retrieval service when it runs as its own process (`ENGRAM_PORT` overrides). */
 export const DEFAULT_PORT = 50063;
@@ -12,16 +12,8 @@ const unset = (v: unknown) => (v === '' ? undefined : v);
  * indexer. Shared with the all-in-one process, which composes it into its own schema.
  */
 export const retrievalEnvShape = {
-  /** Local state: the embedded SQLite database and the embedded vector index. */
-  ENGRAM_DATA_DIR: z.preprocess(unset, z.string().default('.engram')),
-  /** MySQL 8 / MariaDB source of truth; unset: `<ENGRAM_DATA_DIR>/engram.db`. */
-  MYSQL_URL: z.preprocess(
-    unset,
-    z
-      .string()
-      .regex(/^mysql:\/\//, { error: 'expected a mysql://user:password@host:port/database URL' })
-      .optional(),
-  ),
+  /** The source of truth; the embedded vector index also lives in ENGRAM_DATA_DIR. */
+  ...storeEnvShape,
   /** Qdrant REST endpoint; unset: the embedded index in `<ENGRAM_DATA_DIR>/vectors`. */
   QDRANT_URL: z.preprocess(
     unset,
@@ -66,9 +58,4 @@ export type RetrievalDataConfig = z.output<z.ZodObject<typeof retrievalEnvShape>
 /** Parses the environment once, at start; a bad variable fails with its name. */
 export function loadConfig(env: Readonly<Record<string, string | undefined>>): RetrievalConfig {
   return parseEnv(schema, env);
-}
-
-/** Where the source of truth lives: MYSQL_URL, else `<ENGRAM_DATA_DIR>/engram.db`. */
-export function storeTarget(config: RetrievalDataConfig): string {
-  return config.MYSQL_URL ?? join(config.ENGRAM_DATA_DIR, 'engram.db');
 }

@@ -3,7 +3,6 @@ export {
   DEFAULT_PORT,
   loadConfig,
   retrievalEnvShape,
-  storeTarget,
   type RetrievalConfig,
   type RetrievalDataConfig,
 } from './config.js';

@@ -1,8 +1,8 @@
 import { createLogger, runMain } from '@engram/runtime';
-import { openStore } from '@engram/store';
+import { openStore, storeTarget } from '@engram/store';
 import { createEmbeddedStore, createQdrantStore } from '@engram/vector-index';
 import { join } from 'node:path';
-import { loadConfig, storeTarget } from './config.js';
+import { loadConfig } from './config.js';
 import { rebuildCollection } from './indexer/rebuild.js';
 import { createEmbedder } from './resources.js';
 

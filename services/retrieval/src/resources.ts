@@ -7,10 +7,11 @@ import {
   failStaleReindexJobs,
   isMysqlTarget,
   openStore,
+  storeTarget,
   type Store,
 } from '@engram/store';
 import { createEmbeddedStore, createQdrantStore, type VectorStore } from '@engram/vector-index';
-import { storeTarget, type RetrievalDataConfig } from './config.js';
+import type { RetrievalDataConfig } from './config.js';
 import { ensureLiveIndex, type LiveIndex } from './indexer/collections.js';
 import { Indexer } from './indexer/indexer.js';
 import { ReindexWorker } from './indexer/reindex-worker.js';
