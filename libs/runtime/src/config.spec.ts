@@ -25,7 +25,7 @@ describe('parseEnv', () => {
     expect(env.ENGRAM_HOST).toBe('127.0.0.1');
     expect(env.ENGRAM_AUTH_MODE).toBe('hs256');
     expect(limitsFromEnv(env)).toEqual({
-      maxMessageBytes: 4194304,
+      maxMessageBytes: 5242880,
       maxStreamMessages: 4096,
       maxTimeoutMs: 300000,
     });

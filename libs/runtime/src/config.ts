@@ -55,7 +55,7 @@ export const envEnum = <const T extends readonly [string, ...string[]]>(values: 
 export const serverEnvShape = {
   ENGRAM_HOST: z.preprocess(unsetIfEmpty, z.string().min(1).default('127.0.0.1')),
   ENGRAM_LOG_LEVEL: envEnum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], 'info'),
-  ENGRAM_MAX_MESSAGE_BYTES: envInt(4 * 1024 * 1024, 1024, 64 * 1024 * 1024),
+  ENGRAM_MAX_MESSAGE_BYTES: envInt(5 * 1024 * 1024, 1024, 64 * 1024 * 1024),
   ENGRAM_MAX_STREAM_MESSAGES: envInt(4096, 1, 1_000_000),
   ENGRAM_MAX_TIMEOUT_MS: envInt(300_000, 1, 3_600_000),
   ENGRAM_SHUTDOWN_GRACE_MS: envInt(10_000, 0, 600_000),

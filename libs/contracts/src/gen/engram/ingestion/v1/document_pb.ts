@@ -251,10 +251,10 @@ export const DocumentSchema: GenMessage<Document> = /*@__PURE__*/
  *      a copy of the table's header and delimiter rows (see `Chunk.header_prefix_chars`). With
  *      `keep_code_whole` the same holds for fenced code blocks (CODE chunks), split between lines
  *      (no fence is repeated). A single row or line longer than the room is cut hard.
- *   5. Overlap: a TEXT chunk that follows a TEXT chunk begins with the last up to
- *      `overlap_chars` characters of its predecessor, shortened (never lengthened) to start at a
- *      word or sentence boundary where one exists. TABLE and CODE chunks, and the chunk after
- *      them, carry no overlap.
+ *   5. Overlap: a TEXT chunk that follows a TEXT chunk split inside running text begins with
+ *      exactly the last `overlap_chars` characters of its predecessor's source span (all of it
+ *      when the span is shorter), so that removing the overlaps reproduces the source. TABLE and
+ *      CODE chunks, and the chunk after them, carry no overlap.
  * The result is deterministic: the same normalized text, media type and options always give the
  * same chunks (this is what makes interrupted ingestions resumable).
  *
