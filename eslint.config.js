@@ -27,7 +27,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/*.spec.ts', '**/test/**/*.ts', 'scripts/**/*.ts'],
+    files: ['**/*.spec.ts', '**/test/**/*.ts', 'scripts/**/*.ts', 'bench/**/*.ts'],
     rules: {
       '@typescript-eslint/no-non-null-assertion': 'off',
       // Test doubles are often async generators or handlers that need not await.

@@ -16,8 +16,7 @@
  *     npm i --ignore-scripts sqlite-vec@0.1.9 @lancedb/lancedb@0.31.0 apache-arrow@18.1.0
  *   ENGRAM_BENCH_DEPS=/tmp/cands node --conditions=@engram/source --import tsx bench/…
  */
-/* eslint-disable no-console, @typescript-eslint/no-non-null-assertion -- a benchmark script: it
-   reports on the console and indexes arrays it sized itself (the relaxations scripts/ and tests get). */
+ 
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';

@@ -21,8 +21,7 @@
  * Timings are medians and percentiles (nearest rank) of individually timed calls, the query types
  * interleaved in rounds of 20 after 20 warm-ups each, so that background load hits them alike.
  */
-/* eslint-disable no-console, @typescript-eslint/no-non-null-assertion -- a benchmark script: it
-   reports on the console and indexes arrays it sized itself (the relaxations scripts/ and tests get). */
+ 
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import {
   mkdirSync,

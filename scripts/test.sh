@@ -17,6 +17,7 @@ bash scripts/check-generated.sh
 
 step "typecheck (tsc --noEmit)"
 npx --no-install tsc -p tsconfig.json
+npx --no-install tsc -p bench/tsconfig.json
 step "lint (eslint, module boundaries) and format (prettier)"
 npx --no-install eslint --max-warnings=0 .
 npx --no-install depcruise --config .dependency-cruiser.cjs libs services
