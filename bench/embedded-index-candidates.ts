@@ -16,7 +16,7 @@
  *     npm i --ignore-scripts sqlite-vec@0.1.9 @lancedb/lancedb@0.31.0 apache-arrow@18.1.0
  *   ENGRAM_BENCH_DEPS=/tmp/cands node --conditions=@engram/source --import tsx bench/…
  */
- 
+
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';

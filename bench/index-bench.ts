@@ -21,7 +21,7 @@
  * Timings are medians and percentiles (nearest rank) of individually timed calls, the query types
  * interleaved in rounds of 20 after 20 warm-ups each, so that background load hits them alike.
  */
- 
+
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import {
   mkdirSync,
