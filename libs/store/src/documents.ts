@@ -482,6 +482,37 @@ export class DocumentRepository {
   }
 
   /**
+   * How many of a document's chunks are in the vector index: those without an unprocessed outbox
+   * row (the indexer marks a row processed once its point is written). Counting pending rows
+   * rather than processed ones keeps the answer right after old processed rows are pruned.
+   */
+  async indexedChunkCount(tenantId: string, documentId: string, executor?: Executor): Promise<number> {
+    const query = async (db: Executor) => {
+      const document = await db
+        .selectFrom('documents')
+        .select(['chunk_count', 'state'])
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', documentId)
+        .executeTakeFirst();
+      if (document?.state !== 'READY') return 0;
+      const pending = await db
+        .selectFrom('chunks')
+        .innerJoin('outbox', (join) =>
+          join
+            .onRef('outbox.aggregate_id', '=', 'chunks.id')
+            .on('outbox.aggregate_kind', '=', 'CHUNK')
+            .on('outbox.processed_at', 'is', null),
+        )
+        .select((eb) => eb.fn.count<number>('chunks.id').distinct().as('n'))
+        .where('chunks.tenant_id', '=', tenantId)
+        .where('chunks.document_id', '=', documentId)
+        .executeTakeFirstOrThrow();
+      return document.chunk_count - pending.n;
+    };
+    return executor === undefined ? run(this.store, query) : query(executor);
+  }
+
+  /**
    * Deletes every document of `ownerId` in the tenant, whatever its scope and state, with their
    * chunks and outbox DELETE rows (ForgetUser). Returns what was removed.
    */

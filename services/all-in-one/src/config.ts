@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ingestionEnvShape } from '@engram/ingestion';
 import { retrievalEnvShape } from '@engram/retrieval';
 import { storeTarget } from '@engram/store';
 import { envInt, parseEnv, serverEnvShape } from '@engram/runtime';
@@ -11,6 +12,7 @@ export const DEFAULT_PORT = 50051;
 const schema = z.object({
   ...serverEnvShape,
   ...retrievalEnvShape,
+  ...ingestionEnvShape,
   ENGRAM_PORT: envInt(DEFAULT_PORT, 0, 65535),
   /** Apply pending migrations at start (the all-in-one default; production runs a migration job). */
   ENGRAM_MIGRATE_ON_START: z.preprocess(

@@ -1,6 +1,6 @@
 import { contextRoutes } from '@engram/context';
 import { governanceRoutes } from '@engram/governance';
-import { ingestionRoutes } from '@engram/ingestion';
+import { ingestionRoutes, openIngestionResources, type IngestionResources } from '@engram/ingestion';
 import { openRetrievalResources, retrievalRoutes, type RetrievalResources } from '@engram/retrieval';
 import { mkdirSync } from 'node:fs';
 import { createLogger, serve, type Logger, type ServiceRegistration } from '@engram/runtime';
@@ -9,10 +9,14 @@ import { storeTarget, type AllInOneConfig } from './config.js';
 import { loadOrCreateLocalSecret } from './local-secret.js';
 
 /** The four Engram services, as mounted together on one server. */
-export function allServices(logger: Logger, retrieval: RetrievalResources): ServiceRegistration[] {
+export function allServices(
+  logger: Logger,
+  retrieval: RetrievalResources,
+  ingestion: IngestionResources,
+): ServiceRegistration[] {
   return [
     ...governanceRoutes({ logger: logger.child({ component: 'governance' }) }),
-    ...ingestionRoutes({ logger: logger.child({ component: 'ingestion' }) }),
+    ...ingestionRoutes({ logger: logger.child({ component: 'ingestion' }), ...ingestion }),
     ...retrievalRoutes({ logger: logger.child({ component: 'retrieval' }), ...retrieval }),
     ...contextRoutes({ logger: logger.child({ component: 'context' }) }),
   ];
@@ -35,6 +39,7 @@ export async function createAllInOneServer(
       await store.close();
     }
   }
+  const ingestion = openIngestionResources(config);
   const retrieval = await openRetrievalResources(
     config,
     createLogger({ service: 'all-in-one', level: config.ENGRAM_LOG_LEVEL }).child({ component: 'retrieval' }),
@@ -43,9 +48,12 @@ export async function createAllInOneServer(
     name: 'all-in-one',
     env: config,
     port: config.ENGRAM_PORT,
-    services: (logger) => allServices(logger, retrieval),
+    services: (logger) => allServices(logger, retrieval, ingestion),
     fallbackSecret: () => loadOrCreateLocalSecret(config.ENGRAM_DATA_DIR),
-    onShutdown: () => retrieval.close(),
+    onShutdown: async () => {
+      await retrieval.close();
+      await ingestion.close();
+    },
     announce: (server) => ({
       dataDir: config.ENGRAM_DATA_DIR,
       store: isMysqlTarget(target) ? 'mysql' : target,

@@ -1,0 +1,260 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import * as grpc from '@grpc/grpc-js';
+import { mintToken } from '@engram/runtime';
+import { createAllInOneServer, loadConfig } from '../src/index.js';
+import { bearer, errorInfo, loadProtos, serviceConstructor, tempDir, unary } from './harness.js';
+
+interface Document {
+  name: string;
+  displayName: string;
+  state: string;
+  chunkCount: number;
+  indexedChunkCount: number;
+  contentHash: string;
+  charCount: string;
+  owner: string;
+  chunking: { chunkSizeChars: number; overlapChars: number };
+}
+interface Chunk {
+  name: string;
+  ordinal: number;
+  kind: string;
+  text: string;
+  startOffset: string;
+  endOffset: string;
+  headingPath: string[];
+  tokenCount: number;
+}
+interface IngestResponse {
+  document: Document;
+  chunksWritten: number;
+  deduplicated: boolean;
+  indexComplete: boolean;
+}
+
+const secret = new TextEncoder().encode(randomBytes(32).toString('hex'));
+let stop: () => Promise<void>;
+let ingestion: grpc.Client;
+let retrieval: grpc.Client;
+
+beforeAll(async () => {
+  const config = loadConfig({
+    ENGRAM_PORT: '0',
+    ENGRAM_JWT_SECRET: new TextDecoder().decode(secret),
+    ENGRAM_DATA_DIR: tempDir(),
+    ENGRAM_LOG_LEVEL: 'silent',
+  });
+  const { server } = await createAllInOneServer(config, { handleSignals: false });
+  stop = () => server.shutdown();
+  const protos = loadProtos();
+  const address = `127.0.0.1:${server.port}`;
+  ingestion = new (serviceConstructor(protos, 'engram.ingestion.v1.IngestionService'))(
+    address,
+    grpc.credentials.createInsecure(),
+  );
+  retrieval = new (serviceConstructor(protos, 'engram.retrieval.v1.RetrievalService'))(
+    address,
+    grpc.credentials.createInsecure(),
+  );
+}, 60_000);
+
+afterAll(async () => {
+  ingestion.close();
+  retrieval.close();
+  await stop();
+});
+
+const as = async (subject: string, options: { orgIds?: string[]; roles?: ('admin' | 'platform')[] } = {}) =>
+  bearer(await mintToken({ subject, tenantId: 'acme', ...options }, { algorithm: 'HS256', secret }));
+
+const markdown = [
+  '# Travel policy',
+  '',
+  'Employees book economy class for flights under six hours. 超过六小时的航班可以预订商务舱。',
+  '',
+  '## Allowances',
+  '',
+  '| city | per day |',
+  '| --- | --- |',
+  '| Tokyo | 20000 JPY |',
+  '| Berlin | 60 EUR |',
+  '',
+  '```sh',
+  'engram ingest policy.md',
+  '```',
+  '',
+].join('\n');
+
+async function ingest(request: object, subject = 'alice') {
+  return unary<IngestResponse>(ingestion, 'IngestDocument', request, { metadata: await as(subject) });
+}
+
+describe('document ingestion through gRPC on the embedded defaults', () => {
+  let policy: Document;
+
+  it('chunks a Markdown document, keeps tables and code whole, and makes it searchable', async () => {
+    const { response, error } = await ingest({
+      document: { mimeType: 'text/markdown', sourceUri: 'file:///docs/policy.md' },
+      content: Buffer.from(markdown),
+      waitForIndex: true,
+      requestId: 'policy-1',
+    });
+    expect(error).toBeUndefined();
+    policy = response!.document;
+    expect(response).toMatchObject({ deduplicated: false, indexComplete: true });
+    expect(policy).toMatchObject({ displayName: 'policy.md', state: 'DOCUMENT_STATE_READY', owner: 'alice' });
+    expect(policy.chunkCount).toBe(response!.chunksWritten);
+    expect(policy.indexedChunkCount).toBe(policy.chunkCount);
+    expect(Number(policy.charCount)).toBe(Array.from(markdown).length);
+
+    const chunks = await unary<{ chunks: Chunk[] }>(
+      ingestion,
+      'ListChunks',
+      { parent: policy.name },
+      { metadata: await as('alice') },
+    );
+    const kinds = chunks.response!.chunks.map((c) => c.kind);
+    expect(kinds).toContain('CHUNK_KIND_TABLE');
+    expect(kinds).toContain('CHUNK_KIND_CODE');
+    const table = chunks.response!.chunks.find((c) => c.kind === 'CHUNK_KIND_TABLE')!;
+    expect(table.text).toContain('| Tokyo | 20000 JPY |');
+    expect(table.headingPath).toEqual(['Travel policy', 'Allowances']);
+    expect(Array.from(markdown).slice(Number(table.startOffset), Number(table.endOffset)).join('')).toBe(
+      table.text,
+    );
+    expect(table.tokenCount).toBeGreaterThan(0);
+  });
+
+  it('does not store identical content twice, and a retried request returns the first result', async () => {
+    const again = await ingest({ document: { mimeType: 'text/markdown' }, content: Buffer.from(markdown) });
+    expect(again.response).toMatchObject({ deduplicated: true, chunksWritten: 0 });
+    expect(again.response?.document.name).toBe(policy.name);
+    const retry = await ingest({
+      document: { mimeType: 'text/markdown', sourceUri: 'file:///docs/policy.md' },
+      content: Buffer.from(markdown),
+      waitForIndex: true,
+      requestId: 'policy-1',
+    });
+    expect(retry.response).toMatchObject({ deduplicated: false, chunksWritten: policy.chunkCount });
+    expect(retry.response?.document.name).toBe(policy.name);
+    const reused = await ingest({
+      document: { mimeType: 'text/plain' },
+      content: Buffer.from('other'),
+      requestId: 'policy-1',
+    });
+    expect(reused.error && errorInfo(reused.error)?.reason).toBe('REQUEST_ID_REUSED');
+  });
+
+  it('redacts secrets before anything is stored', async () => {
+    const key = ['sk', 'proj', 'A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8'].join('-');
+    const { response } = await ingest({
+      document: { mimeType: 'text/plain' },
+      content: Buffer.from(`Deploy notes. The API key is ${key} and the password: hunter2-Secret!`),
+    });
+    const chunks = await unary<{ chunks: Chunk[] }>(
+      ingestion,
+      'ListChunks',
+      { parent: response!.document.name },
+      { metadata: await as('alice') },
+    );
+    const text = chunks.response!.chunks.map((c) => c.text).join('\n');
+    expect(text).toContain('[redacted:api_key]');
+    expect(text).not.toContain(key);
+    expect(text).not.toContain('hunter2-Secret!');
+  });
+
+  it('extracts the visible text of HTML with a real parser', async () => {
+    const { response } = await ingest({
+      document: { mimeType: 'text/html; charset=utf-8' },
+      content: Buffer.from(
+        '<html><head><script>bad()</script></head><body><h1>Menu</h1><p>Soup &amp; bread</p></body></html>',
+      ),
+    });
+    const chunks = await unary<{ chunks: Chunk[] }>(
+      ingestion,
+      'ListChunks',
+      { parent: response!.document.name },
+      { metadata: await as('alice') },
+    );
+    expect(chunks.response!.chunks.map((c) => c.text).join('')).toBe('# Menu\n\nSoup & bread');
+  });
+
+  it('hides a SELF document from other users, and lets only the owner delete it', async () => {
+    const other = await unary(ingestion, 'GetDocument', { name: policy.name }, { metadata: await as('bob') });
+    expect(other.error?.code).toBe(grpc.status.NOT_FOUND);
+    const listed = await unary<{ documents: Document[] }>(
+      ingestion,
+      'ListDocuments',
+      {},
+      { metadata: await as('bob') },
+    );
+    expect(listed.response?.documents).toEqual([]);
+    const mine = await unary<{ documents: Document[] }>(
+      ingestion,
+      'ListDocuments',
+      {},
+      { metadata: await as('alice') },
+    );
+    expect(mine.response?.documents.map((d) => d.name)).toContain(policy.name);
+  });
+
+  it('answers precise errors for bad input', async () => {
+    const html = await ingest({ document: { mimeType: 'application/pdf' }, content: Buffer.from('%PDF') });
+    expect(html.error && errorInfo(html.error)).toMatchObject({ reason: 'MEDIA_TYPE_UNSUPPORTED' });
+    const utf8 = await ingest({
+      document: { mimeType: 'text/plain' },
+      content: Buffer.from([0xff, 0xfe, 0x00]),
+    });
+    expect(utf8.error && errorInfo(utf8.error)).toMatchObject({
+      reason: 'FIELD_INVALID',
+      metadata: { field: 'content' },
+    });
+    const blank = await ingest({ document: { mimeType: 'text/plain' }, content: Buffer.from(' \n ') });
+    expect(blank.error && errorInfo(blank.error)).toMatchObject({ reason: 'FIELD_REQUIRED' });
+    const big = await ingest({
+      document: { mimeType: 'text/plain' },
+      content: Buffer.alloc(4 * 1024 * 1024 + 1, 0x61),
+    });
+    expect(big.error?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+    expect(big.error && errorInfo(big.error)?.reason).toBe('DOCUMENT_TOO_LARGE');
+    const org = await ingest({
+      document: { mimeType: 'text/plain', scope: 'SCOPE_ORG', orgId: 'globex' },
+      content: Buffer.from('x'),
+    });
+    expect(org.error?.code).toBe(grpc.status.PERMISSION_DENIED);
+    expect(org.error && errorInfo(org.error)?.reason).toBe('SCOPE_NOT_ALLOWED');
+    const name = await unary(ingestion, 'GetDocument', { name: 'docs/1' }, { metadata: await as('alice') });
+    expect(name.error && errorInfo(name.error)?.reason).toBe('NAME_INVALID');
+  });
+
+  it('deletes a document with its chunks, and their points leave the index', async () => {
+    const deleted = await unary(
+      ingestion,
+      'DeleteDocument',
+      { name: policy.name },
+      { metadata: await as('alice') },
+    );
+    expect(deleted.error).toBeUndefined();
+    const gone = await unary(
+      ingestion,
+      'GetDocument',
+      { name: policy.name },
+      { metadata: await as('alice') },
+    );
+    expect(gone.error?.code).toBe(grpc.status.NOT_FOUND);
+    let chunks: { sourceRows: string; indexedPoints?: string } | undefined;
+    for (let attempt = 0; attempt < 100; attempt += 1) {
+      const { response } = await unary<{
+        indexStatus: {
+          kinds: { kind: string; sourceRows: string; indexedPoints?: string }[];
+          outboxPending: string;
+        };
+      }>(retrieval, 'GetIndexStatus', {}, { metadata: await as('root', { roles: ['admin'] }) });
+      chunks = response?.indexStatus.kinds.find((k) => k.kind === 'ITEM_KIND_CHUNK');
+      if (response?.indexStatus.outboxPending === '0' && chunks?.sourceRows === chunks?.indexedPoints) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(chunks?.indexedPoints).toBe(chunks?.sourceRows);
+  });
+});
