@@ -10,8 +10,6 @@ export const ingestionEnvShape = {
   ...storeEnvShape,
   /** Largest document in one IngestDocument request, bytes (the API documents 4 MiB). */
   ENGRAM_MAX_DOCUMENT_BYTES: envInt(4 * 1024 * 1024, 1024, 4 * 1024 * 1024),
-  /** Largest streamed document, bytes. */
-  ENGRAM_MAX_STREAMED_DOCUMENT_BYTES: envInt(64 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
   /** Default chunk size in code points when a request does not set one (unset: the measured default). */
   ENGRAM_CHUNK_SIZE: z.preprocess(
     (v) => (v === '' ? undefined : v),
