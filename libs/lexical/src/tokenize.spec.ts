@@ -39,6 +39,10 @@ describe('tokenize: Chinese, Japanese and Korean', () => {
 });
 
 describe('tokenize: words', () => {
+  it('drops a word whose stem is a stopword ("alle" stems to "all")', () => {
+    expect(tokenize('alle')).toEqual([]);
+  });
+
   it('drops English stopwords and stems plurals, so the answer and its paraphrase share every term', () => {
     expect(tokenize('The answers were concise')).toEqual(['answer', 'concis']);
     expect(tokenize('concise answer')).toEqual(['concis', 'answer']);

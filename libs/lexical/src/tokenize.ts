@@ -108,7 +108,9 @@ function addWord(raw: string, tokens: string[]): void {
   }
   const word = reduceContraction(raw).replaceAll(',', '');
   if (word === '' || ENGLISH_STOPWORDS.has(word)) return;
-  tokens.push(stemEnglish(word));
+  const stem = stemEnglish(word);
+  // A stem can itself be a stopword ("alle" → "all"): drop it too, so no stopword is ever a token.
+  if (!ENGLISH_STOPWORDS.has(stem)) tokens.push(stem);
 }
 
 /** "user's" → "user", "they're" → "they", "don't" → "do", "can't" → "can", "o'brien" → "obrien". */

@@ -15,26 +15,11 @@ interface Options {
 
 const isWs = (c: string | undefined): boolean => c !== undefined && /^\s$/u.test(c);
 const allWs = (cps: readonly string[]): boolean => cps.every(isWs);
-const CJK = /^[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\u3000-\u303F\uFF00-\uFFEF]$/u;
-const EXTENDER =
-  /^(?:\p{M}|\u200D|[\uFE00-\uFE0F]|[\u{1F3FB}-\u{1F3FF}]|[\u{E0020}-\u{E007F}]|[\u{E0100}-\u{E01EF}])$/u;
 
-/** Rule 5 of `ChunkingOptions`: the word boundaries an overlap may start at. */
-function isWordStart(cps: readonly string[], p: number): boolean {
-  const c = cps[p]!;
-  if (isWs(c) || EXTENDER.test(c)) return false;
-  if (p === 0) return true;
-  const b = cps[p - 1]!;
-  return isWs(b) || CJK.test(b) || CJK.test(c);
-}
-
-/** The overlap a chunk following `previous` must carry (before the whitespace-gap rule). */
-function expectedOverlap(cps: readonly string[], previous: ChunkPiece, overlap: number): number {
-  const max = Math.min(overlap, previous.endOffset - previous.startOffset);
-  for (let p = previous.endOffset - max; p < previous.endOffset; p++) {
-    if (isWordStart(cps, p)) return previous.endOffset - p;
-  }
-  return max;
+/** The overlap a chunk following `previous` must carry (before the whitespace-gap rule): exactly
+ * the configured length, or the whole predecessor range when that is shorter. */
+function expectedOverlap(previous: ChunkPiece, overlap: number): number {
+  return Math.min(overlap, previous.endOffset - previous.startOffset);
 }
 
 /** Start offsets of the source's lines, and a lookup of the line containing an offset. */
@@ -127,7 +112,7 @@ function checkOverlap(
   while (isWs(cps[newText])) newText++;
   const gapCps = cps.slice(previous.endOffset, newText);
   const gap = gapCps.length;
-  const full = expectedOverlap(cps, previous, options.overlap);
+  const full = expectedOverlap(previous, options.overlap);
   const insideParagraph = !gapCps.includes('\n');
   if (overlap > 0) {
     must(chunk.startOffset + overlap === previous.endOffset, 'overlap ends where the predecessor ends');
@@ -136,7 +121,6 @@ function checkOverlap(
     must(gap <= options.overlap && overlap + gap < options.chunkSize, 'overlap only across a short gap');
     if (insideParagraph) must(overlap === full, 'overlap length rule inside a paragraph');
     must(overlap <= full, 'overlap never longer than the rule');
-    must(overlap === expectedOverlap(cps, previous, overlap), 'overlap starts at a word');
   } else if (options.overlap > 0 && insideParagraph) {
     // No overlap inside a paragraph only when the whitespace before the new text is longer than the
     // overlap or leaves no room.

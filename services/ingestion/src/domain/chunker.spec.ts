@@ -139,9 +139,9 @@ describe('chunkText', () => {
     const second = 'Epsilon zeta eta theta.';
     const text = `${first}\n\n${second}`;
     const chunks = chunkText(text, { chunkSize: 40, overlap: 10 });
-    expect(chunks.map((c) => c.text)).toEqual([first, 'delta.\n\nEpsilon zeta eta theta.']);
-    // "delta." is the longest suffix of at most 10 code points that starts at a word.
-    expect(chunks[1]).toMatchObject({ startOffset: 17, overlapPrefixChars: 6, endOffset: length(text) });
+    expect(chunks.map((c) => c.text)).toEqual([first, 'mma delta.\n\nEpsilon zeta eta theta.']);
+    // Exactly the last 10 code points of the predecessor.
+    expect(chunks[1]).toMatchObject({ startOffset: 13, overlapPrefixChars: 10, endOffset: length(text) });
     expect(ownTexts(text, chunks)).toEqual([first, second]);
   });
 
@@ -149,12 +149,11 @@ describe('chunkText', () => {
     const first = 'Alpha beta gamma delta epsilon.';
     const second = 'Zeta eta theta iota kappa.';
     const text = `${first}\n\n${second}`;
-    // 15 code points of overlap would leave 40 − 15 − 2 = 23 < 26 for the paragraph; 12 fit, and the
-    // longest suffix of at most 12 that starts at a word is "epsilon.".
+    // 15 code points of overlap would leave 40 − 15 − 2 = 23 < 26 for the paragraph; 12 fit.
     const chunks = chunkText(text, { chunkSize: 40, overlap: 15 });
     expect(chunks.map((c) => [c.text, c.overlapPrefixChars])).toEqual([
       [first, 0],
-      [`epsilon.\n\n${second}`, 8],
+      [`lta epsilon.\n\n${second}`, 12],
     ]);
     // A paragraph that fills a chunk on its own gets no overlap at all, and is not split.
     const full = 'x'.repeat(40);
@@ -200,17 +199,15 @@ describe('chunkText', () => {
     }
   });
 
-  it('starts an English overlap at a word, at most the overlap long', () => {
+  it('overlaps English text by exactly the configured length inside a paragraph', () => {
     const words =
       'Engram keeps the offsets of every chunk so that a citation can point back into the source text';
     const text = Array.from({ length: 40 }, (_, i) => `${words} number ${i}.`).join(' ');
     const chunks = chunkText(text, { chunkSize: 300, overlap: 150 });
-    for (const chunk of chunks.slice(1)) {
-      expect(chunk.overlapPrefixChars).toBeLessThanOrEqual(150);
-      // Shortened by less than the longest word plus its space.
-      expect(chunk.overlapPrefixChars).toBeGreaterThan(150 - 10);
-      expect(chunk.text[0]).toMatch(/\S/u);
-      expect(text[chunk.startOffset - 1]).toBe(' ');
+    expect(chunks.length).toBeGreaterThan(2);
+    for (const [i, chunk] of chunks.slice(1).entries()) {
+      expect(chunk.overlapPrefixChars).toBe(150);
+      expect(chunk.startOffset + 150).toBe(chunks[i]!.endOffset);
     }
   });
 

@@ -128,12 +128,9 @@ export function resolveChunkOptions(options: ChunkTextOptions = {}): Required<Ch
  *    whitespace in the second half of the room, else after the last clause mark (`，、,：:`) there,
  *    else at the room's end — never inside a code point, and backing off a few code points so as
  *    not to separate a combining mark, variation selector or zero-width joiner from its base.
- * 5. Overlap: a TEXT chunk that follows a TEXT chunk starts with the last up to `overlap` code
- *    points of the predecessor's source range, shortened (never lengthened) to begin at a word
- *    boundary where the window has one: a non-whitespace, non-combining character preceded by
- *    whitespace, or next to a CJK character or CJK punctuation (so in Chinese the overlap is
- *    exactly `overlap`). Where the split fell inside a paragraph (between sentences or in a hard
- *    cut) that is the whole rule. Where the new chunk begins with a paragraph (or a heading), the
+ * 5. Overlap: a TEXT chunk that follows a TEXT chunk starts with exactly the last `overlap` code
+ *    points of the predecessor's source range (all of it when shorter). Where the split fell
+ *    inside a paragraph (between sentences or in a hard cut) that is the whole rule. Where the new chunk begins with a paragraph (or a heading), the
  *    overlap gives way to it: the window is shrunk, down to nothing, so that the paragraph — or,
  *    for a paragraph split into sentences, its first sentence — fits whole when it would fit with
  *    no overlap; nothing was cut there, so only context is lost, never a whole paragraph.
@@ -278,12 +275,12 @@ class Chunker {
     }
     this.flush();
     this.predecessor = undefined;
-    let isFirst = true;
+    const firstChunk = this.chunks.length;
+    const isFirst = (): boolean => this.chunks.length === firstChunk;
     const emit = (span: Span): void => {
       // The first chunk holds the header in its own range; the others get a copy.
-      if (isFirst) this.push('TABLE', table.start, span.end, 0, table.start, '');
+      if (isFirst()) this.push('TABLE', table.start, span.end, 0, table.start, '');
       else this.push('TABLE', span.start, span.end, 0, span.start, header);
-      isFirst = false;
     };
     let run: Span | undefined;
     for (const row of rows) {
@@ -297,7 +294,7 @@ class Chunker {
         run = row;
         continue;
       }
-      for (const piece of this.cutLine(row, room, isFirst ? room - indent : room)) emit(piece);
+      for (const piece of this.cutLine(row, room, isFirst() ? room - indent : room)) emit(piece);
     }
     if (run !== undefined) emit(run);
   }
@@ -419,26 +416,13 @@ class Chunker {
 }
 
 /**
- * The overlap a chunk would take from `previous`: the longest suffix of at most `max` code points
- * that begins at a word boundary, or exactly `max` (bounded by the range) when none does.
+ * The overlap a chunk takes from `previous`: exactly the last `max` code points of its source
+ * range (all of it when shorter), so that removing overlaps reproduces the source exactly.
  */
 function overlapStart(source: SourceText, previous: Span, max: number): { start: number; length: number } {
   const length = Math.min(max, source.count(previous.start, previous.end));
   if (length === 0) return { start: previous.end, length: 0 };
-  const window = source.back(previous.end, length);
-  for (let position = window; position < previous.end; position = source.next(position)) {
-    if (isWordStart(source, position))
-      return { start: position, length: source.count(position, previous.end) };
-  }
-  return { start: window, length };
-}
-
-function isWordStart(source: SourceText, position: number): boolean {
-  const current = source.codePointAt(position);
-  if (isWhitespace(current) || isExtender(current)) return false;
-  if (position === 0) return true;
-  const before = source.codePointBefore(position);
-  return isWhitespace(before) || isCjk(before) || isCjk(current);
+  return { start: source.back(previous.end, length), length };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -671,12 +655,6 @@ function isWhitespace(codePoint: number): boolean {
     codePoint === 0x3000 ||
     codePoint === 0xfeff
   );
-}
-
-const CJK = /[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\u3000-\u303F\uFF00-\uFFEF]/u;
-
-function isCjk(codePoint: number): boolean {
-  return codePoint >= 0x2e80 && CJK.test(String.fromCodePoint(codePoint));
 }
 
 // Alternatives rather than one class: a class holding a joiner or a selector reads as a sequence.
