@@ -253,8 +253,10 @@ export const DocumentSchema: GenMessage<Document> = /*@__PURE__*/
  *      (no fence is repeated). A single row or line longer than the room is cut hard.
  *   5. Overlap: a TEXT chunk that follows a TEXT chunk split inside running text begins with
  *      exactly the last `overlap_chars` characters of its predecessor's source span (all of it
- *      when the span is shorter), so that removing the overlaps reproduces the source. TABLE and
- *      CODE chunks, and the chunk after them, carry no overlap.
+ *      when the span is shorter), so that removing the overlaps reproduces the source. Where a
+ *      chunk starts with a new paragraph (nothing was cut), the overlap is shortened, down to
+ *      none, when that lets the paragraph fit whole. TABLE and CODE chunks, and the chunk after
+ *      them, carry no overlap.
  * The result is deterministic: the same normalized text, media type and options always give the
  * same chunks (this is what makes interrupted ingestions resumable).
  *
