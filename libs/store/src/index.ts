@@ -72,6 +72,7 @@ export {
 export {
   REQUEST_ID_TTL_MS,
   idempotent,
+  previousResult,
   pruneRequestIds,
   requestHash,
   type RequestKey,

@@ -125,6 +125,15 @@ async function findResult<R>(
   return JSON.parse(row.result_json) as R;
 }
 
+/**
+ * The first result of a request id, if that request already completed (for writes that span
+ * several transactions and record their request id in the last one). Throws REQUEST_ID_REUSED
+ * when the id was used with a different request.
+ */
+export async function previousResult<R>(store: Store, key: RequestKey, request: unknown, now = Date.now()): Promise<R | undefined> {
+  return findResult<R>(store, key, requestHash(request), now);
+}
+
 /** Forgets expired request ids (housekeeping). */
 export async function pruneRequestIds(store: Store, now = Date.now()): Promise<number> {
   return run(store, async (db) =>

@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as grpc from '@grpc/grpc-js';
 import { mintToken } from '@engram/runtime';
+import { join } from 'node:path';
+import { openStore } from '@engram/store';
 import { createAllInOneServer, loadConfig } from '../src/index.js';
 import { bearer, errorInfo, loadProtos, serviceConstructor, tempDir, unary } from './harness.js';
 
@@ -38,11 +40,13 @@ let stop: () => Promise<void>;
 let ingestion: grpc.Client;
 let retrieval: grpc.Client;
 
+const dataDir = tempDir();
+
 beforeAll(async () => {
   const config = loadConfig({
     ENGRAM_PORT: '0',
     ENGRAM_JWT_SECRET: new TextDecoder().decode(secret),
-    ENGRAM_DATA_DIR: tempDir(),
+    ENGRAM_DATA_DIR: dataDir,
     ENGRAM_LOG_LEVEL: 'silent',
   });
   const { server } = await createAllInOneServer(config, { handleSignals: false });
@@ -256,5 +260,147 @@ describe('document ingestion through gRPC on the embedded defaults', () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(chunks?.indexedPoints).toBe(chunks?.sourceRows);
+  });
+});
+
+interface StreamEvent {
+  progress?: {
+    phase: string;
+    bytesReceived: string;
+    chunksPlanned: number;
+    chunksWritten: number;
+    document: string;
+  };
+  result?: IngestResponse & { resumed: boolean };
+}
+
+/** Streams a header and parts through a grpc-js bidi call and collects the server's events. */
+async function streamIngest(
+  header: object,
+  parts: Buffer[],
+  subject = 'alice',
+  options: { secondHeader?: boolean } = {},
+) {
+  const call = (
+    ingestion as unknown as {
+      StreamIngestDocument: (metadata: grpc.Metadata) => grpc.ClientDuplexStream<object, StreamEvent>;
+    }
+  ).StreamIngestDocument(await as(subject));
+  const events: StreamEvent[] = [];
+  const done = new Promise<{ events: StreamEvent[]; error?: grpc.ServiceError }>((resolve) => {
+    call.on('data', (event: StreamEvent) => events.push(event));
+    call.on('error', (error: grpc.ServiceError) => resolve({ events, error }));
+    call.on('end', () => resolve({ events }));
+  });
+  call.write({ header });
+  if (options.secondHeader === true) call.write({ header });
+  for (const data of parts) call.write({ part: { data } });
+  call.end();
+  return done;
+}
+
+function bigMarkdown(sections: number): string {
+  return Array.from(
+    { length: sections },
+    (_, i) =>
+      `## Section ${i}\n\nThe quarterly report ${i} covers revenue, hiring and the roadmap. 第${i}节讨论了预算和招聘计划。\n\n| metric | value |\n| --- | --- |\n| revenue | ${i * 7} |\n`,
+  ).join('\n');
+}
+
+describe('streamed document ingestion', () => {
+  it('streams a large Markdown document in parts with progress events and ends with the result', async () => {
+    const text = bigMarkdown(3000);
+    const bytes = Buffer.from(text);
+    const parts = Array.from({ length: Math.ceil(bytes.length / 65_536) }, (_, i) =>
+      bytes.subarray(i * 65_536, (i + 1) * 65_536),
+    );
+    const { events, error } = await streamIngest(
+      { document: { mimeType: 'text/markdown' }, expectedSizeBytes: bytes.length, requestId: 'stream-1' },
+      parts,
+    );
+    expect(error).toBeUndefined();
+    const phases = events.flatMap((e) => (e.progress === undefined ? [] : [e.progress.phase]));
+    expect(phases[0]).toBe('INGEST_PHASE_RECEIVING');
+    expect(phases).toContain('INGEST_PHASE_CHUNKING');
+    expect(phases).toContain('INGEST_PHASE_WRITING');
+    const result = events.at(-1)?.result;
+    expect(result?.document.state).toBe('DOCUMENT_STATE_READY');
+    expect(result?.chunksWritten).toBe(result?.document.chunkCount);
+    expect(result?.document.chunkCount).toBeGreaterThan(200);
+    const writing = events.flatMap((e) =>
+      e.progress?.phase === 'INGEST_PHASE_WRITING' ? [e.progress.chunksWritten] : [],
+    );
+    expect(writing).toEqual([...writing].sort((a, b) => a - b));
+    expect(Number(result?.document.charCount)).toBe(Array.from(text).length);
+
+    // A retry with the same request id returns the same result without writing again.
+    const retry = await streamIngest(
+      { document: { mimeType: 'text/markdown' }, requestId: 'stream-1' },
+      parts,
+    );
+    expect(retry.events.at(-1)?.result).toMatchObject({
+      chunksWritten: result?.chunksWritten,
+      deduplicated: false,
+    });
+    expect(retry.events.at(-1)?.result?.document.name).toBe(result?.document.name);
+  });
+
+  it('refuses a stream whose first message is not the header, or with a second header', async () => {
+    const twice = await streamIngest({ document: { mimeType: 'text/plain' } }, [Buffer.from('x')], 'alice', {
+      secondHeader: true,
+    });
+    expect(twice.error?.code).toBe(grpc.status.INVALID_ARGUMENT);
+    expect(twice.error && errorInfo(twice.error)?.reason).toBe('STREAM_PROTOCOL_VIOLATION');
+    const wrongSize = await streamIngest({ document: { mimeType: 'text/plain' }, expectedSizeBytes: 10 }, [
+      Buffer.from('abc'),
+    ]);
+    expect(wrongSize.error && errorInfo(wrongSize.error)).toMatchObject({
+      reason: 'STREAM_PROTOCOL_VIOLATION',
+      metadata: { field: 'expected_size_bytes' },
+    });
+    const tooBig = await streamIngest(
+      { document: { mimeType: 'text/plain' }, expectedSizeBytes: 65 * 1024 * 1024 },
+      [],
+    );
+    expect(tooBig.error && errorInfo(tooBig.error)?.reason).toBe('DOCUMENT_TOO_LARGE');
+  });
+
+  it('resumes an ingestion interrupted after some batches, without duplicating chunks', async () => {
+    const text = bigMarkdown(1500).replaceAll('quarterly', 'annual');
+    const bytes = Buffer.from(text);
+    const header = { document: { mimeType: 'text/markdown' } };
+    const complete = (
+      await streamIngest(header, [bytes.subarray(0, 500_000), bytes.subarray(500_000)])
+    ).events.at(-1)?.result;
+    expect(complete?.document.state).toBe('DOCUMENT_STATE_READY');
+    const total = complete!.document.chunkCount;
+    // Simulate a crash after the first batches: the document is INGESTING with only its first chunks.
+    const id = complete!.document.name.split('/')[1]!;
+    const store = openStore({ target: join(dataDir, 'engram.db') });
+    try {
+      await store.db.deleteFrom('chunks').where('document_id', '=', id).where('ordinal', '>=', 200).execute();
+      await store.db
+        .updateTable('documents')
+        .set({ state: 'INGESTING', chunk_count: 200 })
+        .where('id', '=', id)
+        .execute();
+    } finally {
+      await store.close();
+    }
+    const again = (await streamIngest(header, [bytes])).events.at(-1)?.result;
+    expect(again).toMatchObject({ resumed: true, deduplicated: false, chunksWritten: total - 200 });
+    expect(again?.document).toMatchObject({
+      name: complete!.document.name,
+      state: 'DOCUMENT_STATE_READY',
+      chunkCount: total,
+    });
+    const page = await unary<{ chunks: Chunk[] }>(
+      ingestion,
+      'ListChunks',
+      { parent: complete!.document.name, pageSize: 1000 },
+      { metadata: await as('alice') },
+    );
+    const ordinals = page.response!.chunks.map((c) => c.ordinal);
+    expect(ordinals).toEqual(Array.from({ length: Math.min(1000, total) }, (_, i) => i));
   });
 });
