@@ -130,7 +130,12 @@ async function findResult<R>(
  * several transactions and record their request id in the last one). Throws REQUEST_ID_REUSED
  * when the id was used with a different request.
  */
-export async function previousResult<R>(store: Store, key: RequestKey, request: unknown, now = Date.now()): Promise<R | undefined> {
+export async function previousResult<R>(
+  store: Store,
+  key: RequestKey,
+  request: unknown,
+  now = Date.now(),
+): Promise<R | undefined> {
   return findResult<R>(store, key, requestHash(request), now);
 }
 

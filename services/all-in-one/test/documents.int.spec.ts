@@ -289,8 +289,12 @@ async function streamIngest(
   const events: StreamEvent[] = [];
   const done = new Promise<{ events: StreamEvent[]; error?: grpc.ServiceError }>((resolve) => {
     call.on('data', (event: StreamEvent) => events.push(event));
-    call.on('error', (error: grpc.ServiceError) => { resolve({ events, error }); });
-    call.on('end', () => { resolve({ events }); });
+    call.on('error', (error: grpc.ServiceError) => {
+      resolve({ events, error });
+    });
+    call.on('end', () => {
+      resolve({ events });
+    });
   });
   call.write({ header });
   if (options.secondHeader === true) call.write({ header });
