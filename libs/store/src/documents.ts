@@ -1,6 +1,6 @@
-import { Code } from '@connectrpc/connect';
+import { etagMismatch } from './errors.js';
 import { sql } from 'kysely';
-import { EngramError, errors } from '@engram/runtime';
+import { errors, type EngramError } from '@engram/runtime';
 import { fromFlag, fromJson, toFlag, toJson } from './codec.js';
 import type { Store } from './database.js';
 import { supportsRowLocks } from './dialect.js';
@@ -477,7 +477,8 @@ export class DocumentRepository {
     now = Date.now(),
   ): Promise<DeletedCounts> {
     const before = await this.#require(trx, tenantId, id);
-    if (expectedVersion !== undefined && before.version !== expectedVersion) throw etagMismatch(id);
+    if (expectedVersion !== undefined && before.version !== expectedVersion)
+      throw etagMismatch(`documents/${id}`);
     return this.#deleteDocuments(trx, tenantId, [before.id], now);
   }
 
@@ -550,7 +551,8 @@ export class DocumentRepository {
     expectedVersion: number | undefined,
   ): Promise<DocumentRecord> {
     const before = await this.#require(trx, tenantId, id);
-    if (expectedVersion !== undefined && before.version !== expectedVersion) throw etagMismatch(id);
+    if (expectedVersion !== undefined && before.version !== expectedVersion)
+      throw etagMismatch(`documents/${id}`);
     if (before.state !== 'INGESTING')
       throw stateConflict(id, `documents/${id} is ${before.state}, not INGESTING`);
     return before;
@@ -572,7 +574,7 @@ export class DocumentRepository {
       .where('version', '=', before.version)
       .executeTakeFirst();
     // Another writer committed between our read and our write.
-    if (Number(result.numUpdatedRows) !== 1) throw etagMismatch(before.id);
+    if (Number(result.numUpdatedRows) !== 1) throw etagMismatch(`documents/${before.id}`);
     await enqueueOutbox(
       trx,
       [{ tenantId: before.tenantId, aggregate: 'DOCUMENT', aggregateId: before.id, operation: 'UPSERT' }],
@@ -671,17 +673,6 @@ function batches<T>(
   }
   if (current.length > 0) result.push(current);
   return result;
-}
-
-function etagMismatch(id: string): EngramError {
-  return new EngramError(
-    Code.Aborted,
-    'ETAG_MISMATCH',
-    `documents/${id} was changed concurrently; re-read and retry`,
-    {
-      name: `documents/${id}`,
-    },
-  );
 }
 
 function stateConflict(id: string, message: string): EngramError {

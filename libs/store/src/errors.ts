@@ -86,3 +86,16 @@ function conflict(
 export function isDuplicate(error: unknown): boolean {
   return isEngramError(error) && error.code === Code.AlreadyExists;
 }
+
+/**
+ * ABORTED `ETAG_MISMATCH` for a resource written concurrently: the caller re-reads and retries.
+ * Nothing was written.
+ */
+export function etagMismatch(name: string): EngramError {
+  return new EngramError(
+    Code.Aborted,
+    'ETAG_MISMATCH',
+    `${name} was changed concurrently; re-read and retry`,
+    { name },
+  );
+}

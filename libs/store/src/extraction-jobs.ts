@@ -1,5 +1,5 @@
-import { Code } from '@connectrpc/connect';
-import { EngramError, errors } from '@engram/runtime';
+import { etagMismatch } from './errors.js';
+import { errors } from '@engram/runtime';
 import type { Selectable } from 'kysely';
 import { fromJson, optional, toJson, type JsonValue } from './codec.js';
 import type { Store } from './database.js';
@@ -164,7 +164,8 @@ export class ExtractionJobRepository {
   ): Promise<ExtractionJobRecord> {
     const before = await this.get(tenantId, id, trx);
     if (before === undefined) throw errors.notFound(jobName(id));
-    if (patch.expectedState !== undefined && before.state !== patch.expectedState) throw etagMismatch(id);
+    if (patch.expectedState !== undefined && before.state !== patch.expectedState)
+      throw etagMismatch(jobName(id));
     const state = patch.state ?? before.state;
     const completing = FINAL_STATES.has(state) && !FINAL_STATES.has(before.state);
     const after: ExtractionJobRecord = {
@@ -186,7 +187,7 @@ export class ExtractionJobRepository {
       .where('state', '=', before.state)
       .executeTakeFirst();
     // The state moved between our read and our write.
-    if (Number(result.numUpdatedRows) !== 1) throw etagMismatch(id);
+    if (Number(result.numUpdatedRows) !== 1) throw etagMismatch(jobName(id));
     return after;
   }
 
@@ -223,17 +224,6 @@ export class ExtractionJobRepository {
 
 function jobName(id: string): string {
   return `extractionJobs/${id}`;
-}
-
-function etagMismatch(id: string): EngramError {
-  return new EngramError(
-    Code.Aborted,
-    'ETAG_MISMATCH',
-    `${jobName(id)} was changed concurrently; re-read and retry`,
-    {
-      name: jobName(id),
-    },
-  );
 }
 
 function toRecord(row: ExtractionJobRow): ExtractionJobRecord {

@@ -1,6 +1,6 @@
+import { etagMismatch } from './errors.js';
 import { createHash } from 'node:crypto';
-import { errors, EngramError } from '@engram/runtime';
-import { Code } from '@connectrpc/connect';
+import { errors } from '@engram/runtime';
 import { fromFlag, fromJson, optional, toFlag, toJson, type JsonValue } from './codec.js';
 import type { Store } from './database.js';
 import { newId } from './ids.js';
@@ -312,7 +312,7 @@ export class MemoryRepository {
   ): Promise<MemoryRecord> {
     const before = await this.get(tenantId, id, trx);
     if (before === undefined) throw errors.notFound(`memories/${id}`);
-    if (before.version !== expectedVersion) throw etagMismatch(id);
+    if (before.version !== expectedVersion) throw etagMismatch(`memories/${id}`);
     const after: MemoryRecord = { ...before, ...patch, updatedAt: now, version: before.version + 1 };
     const changed = { ...after, contentHash: memoryContentHash(after) };
     const result = await trx
@@ -323,7 +323,7 @@ export class MemoryRepository {
       .where('version', '=', expectedVersion)
       .executeTakeFirst();
     // Another writer committed between our read and our write.
-    if (Number(result.numUpdatedRows) !== 1) throw etagMismatch(id);
+    if (Number(result.numUpdatedRows) !== 1) throw etagMismatch(`memories/${id}`);
     const paths = Object.keys(patch).filter(
       (k) =>
         JSON.stringify(before[k as keyof MemoryRecord]) !== JSON.stringify(changed[k as keyof MemoryRecord]),
@@ -419,17 +419,6 @@ export class MemoryRepository {
       })
       .execute();
   }
-}
-
-function etagMismatch(id: string): EngramError {
-  return new EngramError(
-    Code.Aborted,
-    'ETAG_MISMATCH',
-    `memories/${id} was changed concurrently; re-read and retry`,
-    {
-      name: `memories/${id}`,
-    },
-  );
 }
 
 function toRow(m: MemoryRecord) {

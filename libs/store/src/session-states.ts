@@ -1,9 +1,8 @@
-import { Code } from '@connectrpc/connect';
-import { EngramError, errors } from '@engram/runtime';
+import { errors } from '@engram/runtime';
 import type { Selectable } from 'kysely';
 import { fromJson, optional, toJson } from './codec.js';
 import type { Store } from './database.js';
-import { isDuplicate, mapDatabaseError } from './errors.js';
+import { isDuplicate, mapDatabaseError, etagMismatch } from './errors.js';
 import type { Database } from './schema.js';
 import { run, type Executor } from './store-context.js';
 
@@ -170,17 +169,6 @@ function emptyState(tenantId: string, sessionId: string): SessionStateRecord {
 
 function stateName(sessionId: string): string {
   return `sessions/${sessionId}/state`;
-}
-
-function etagMismatch(name: string): EngramError {
-  return new EngramError(
-    Code.Aborted,
-    'ETAG_MISMATCH',
-    `${name} was changed concurrently; re-read and retry`,
-    {
-      name,
-    },
-  );
 }
 
 function toRecord(row: SessionStateRow): SessionStateRecord {

@@ -1,8 +1,7 @@
-import { Code } from '@connectrpc/connect';
-import { EngramError, errors } from '@engram/runtime';
+import { errors } from '@engram/runtime';
 import { fromFlag, fromJson, optional, toFlag, toJson } from './codec.js';
 import type { Store } from './database.js';
-import { isDuplicate, mapDatabaseError } from './errors.js';
+import { isDuplicate, mapDatabaseError, etagMismatch } from './errors.js';
 import { newId } from './ids.js';
 import { enqueueOutbox, type OutboxEvent } from './outbox.js';
 import { decodePageToken, toPage, type Page, type PageRequest } from './pagination.js';
@@ -905,17 +904,6 @@ function sessionName(id: string): string {
 
 function memCellName(sessionId: string, id: string): string {
   return `sessions/${sessionId}/memCells/${id}`;
-}
-
-function etagMismatch(name: string): EngramError {
-  return new EngramError(
-    Code.Aborted,
-    'ETAG_MISMATCH',
-    `${name} was changed concurrently; re-read and retry`,
-    {
-      name,
-    },
-  );
 }
 
 function sessionToRecord(row: SessionRow): SessionRecord {

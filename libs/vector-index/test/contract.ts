@@ -46,7 +46,7 @@ const NOW = 1_800_000_000_000;
 const HOUR = 3_600_000;
 
 /** A small deterministic PRNG (mulberry32), so failures reproduce. */
-function prng(seed: number): () => number {
+export function prng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -57,12 +57,14 @@ function prng(seed: number): () => number {
   };
 }
 
-function unit(values: readonly number[]): number[] {
+/** `values` scaled to unit length. */
+export function unit(values: readonly number[]): number[] {
   const norm = Math.sqrt(values.reduce((s, v) => s + v * v, 0));
   return values.map((v) => v / norm);
 }
 
-function randomUnit(random: () => number, dims = DIMS): number[] {
+/** A random unit vector. */
+export function randomUnit(random: () => number, dims = DIMS): number[] {
   return unit(Array.from({ length: dims }, () => random() * 2 - 1));
 }
 

@@ -21,7 +21,7 @@ import type {
   SparseVector,
   VectorStore,
 } from '../src/port.js';
-import { vectorIndexContract } from './contract.js';
+import { prng, randomUnit, unit, vectorIndexContract } from './contract.js';
 import { startQdrant } from './qdrant-harness.js';
 
 const directories: string[] = [];
@@ -45,25 +45,6 @@ vectorIndexContract('embedded', async () => {
 // ---------------------------------------------------------------------------------------------
 // Fixtures and the brute-force reference
 // ---------------------------------------------------------------------------------------------
-
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
-function unit(values: readonly number[]): number[] {
-  const norm = Math.sqrt(values.reduce((s, v) => s + v * v, 0));
-  return values.map((v) => v / norm);
-}
-
-const randomUnit = (random: () => number, dims: number) =>
-  unit(Array.from({ length: dims }, () => random() * 2 - 1));
 
 const NOW = 1_800_000_000_000;
 const HOUR = 3_600_000;
