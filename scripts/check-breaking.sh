@@ -14,6 +14,10 @@ if [ -z "$against" ]; then
   echo "buf breaking: no baseline recorded in proto/BREAKING_BASELINE (the contracts have not landed before this change): nothing to compare"
   exit 0
 fi
+if ! git rev-parse --verify --quiet "$against^{commit}" >/dev/null \
+  && [ "$(git rev-parse --is-shallow-repository)" = true ]; then
+  git fetch --quiet --unshallow || true
+fi
 if ! git rev-parse --verify --quiet "$against^{commit}" >/dev/null; then
   echo "buf breaking: baseline '$against' is not in this clone (shallow clone?); fetch full history" >&2
   exit 1
