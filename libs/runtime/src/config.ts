@@ -67,6 +67,10 @@ export const serverEnvShape = {
   ENGRAM_JWT_ISSUER: envString(),
   ENGRAM_JWT_AUDIENCE: envString(),
   ENGRAM_JWT_CLOCK_TOLERANCE_SEC: envInt(30, 0, 600),
+  /** RS256 only: PKCS#8 PEM private key that signs service-to-service tokens (background calls). */
+  ENGRAM_SERVICE_PRIVATE_KEY_FILE: envString(),
+  /** RS256 only: the `kid` of that key in the services' JWKS. */
+  ENGRAM_SERVICE_KEY_ID: envString(),
 } as const;
 
 export type ServerEnv = z.output<z.ZodObject<typeof serverEnvShape>>;
@@ -89,7 +93,7 @@ export function limitsFromEnv(env: ServerEnv): ServerLimits {
   };
 }
 
-function readFileVariable(variable: string, path: string): string {
+export function readFileVariable(variable: string, path: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (error) {

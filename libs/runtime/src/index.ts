@@ -64,4 +64,5 @@ export {
   type ServerOptions,
   type ServiceRegistration,
 } from './server.js';
-export { runMain, serve, type ServeOptions } from './process.js';
+export { runMain, serve, type ServeContext, type ServeOptions } from './process.js';
+export { createServiceCredentials, serviceSigningKey, type ServiceCredentials } from './service-credentials.js';

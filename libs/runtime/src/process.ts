@@ -1,7 +1,27 @@
+import type { Transport } from '@connectrpc/connect';
 import { createAuthenticator } from './auth.js';
+import { createInProcessTransport } from './clients.js';
 import { ConfigError, authConfigFromEnv, limitsFromEnv, type ServerEnv } from './config.js';
 import { createLogger, type Logger } from './logger.js';
-import { exitOnSignals, startServer, type EngramServer, type ServiceRegistration } from './server.js';
+import {
+  exitOnSignals,
+  startServer,
+  type EngramServer,
+  type RoutingOptions,
+  type ServiceRegistration,
+} from './server.js';
+import { serviceSigningKey, type ServiceCredentials, createServiceCredentials } from './service-credentials.js';
+
+/** What a process gives its services when it builds them. */
+export interface ServeContext {
+  /**
+   * Calls to the services of this very process, through the same authentication, limits and
+   * error boundary as the network (the all-in-one process wires its services with it).
+   */
+  readonly localTransport: Transport;
+  /** Tokens for the process's own background calls to other services (`service` role). */
+  readonly serviceCredentials: ServiceCredentials;
+}
 
 /** Options of {@link serve}. */
 export interface ServeOptions {
@@ -10,7 +30,7 @@ export interface ServeOptions {
   readonly env: ServerEnv;
   readonly port: number;
   /** Builds the services once the logger exists. */
-  readonly services: (logger: Logger) => readonly ServiceRegistration[];
+  readonly services: (logger: Logger, context: ServeContext) => readonly ServiceRegistration[];
   /** Supplies a secret when none is configured (the all-in-one local secret). */
   readonly fallbackSecret?: () => Uint8Array;
   /** Extra fields for the "listening" log line (e.g. a command to try). */
@@ -31,12 +51,25 @@ export async function serve(options: ServeOptions): Promise<{ server: EngramServ
       'INSECURE MODE (ENGRAM_AUTH_MODE=insecure): token signatures are NOT verified; anyone can act as any user. Development only.',
     );
   }
-  const services = options.services(logger);
+  let routing: RoutingOptions | undefined;
+  const localTransport = createInProcessTransport(() => {
+    if (routing === undefined) throw new Error('in-process call before the server was started');
+    return routing;
+  });
+  const serviceCredentials = createServiceCredentials(() => serviceSigningKey(env, authConfig), {
+    subject: `engram-${options.name}`,
+    ...(env.ENGRAM_JWT_ISSUER !== undefined ? { issuer: env.ENGRAM_JWT_ISSUER } : {}),
+    ...(env.ENGRAM_JWT_AUDIENCE !== undefined ? { audience: env.ENGRAM_JWT_AUDIENCE } : {}),
+  });
+  const services = options.services(logger, { localTransport, serviceCredentials });
+  const authenticate = await createAuthenticator(authConfig);
+  const limits = limitsFromEnv(env);
+  routing = { services, authenticate, logger, limits };
   const started = await startServer({
     services,
-    authenticate: await createAuthenticator(authConfig),
+    authenticate,
     logger,
-    limits: limitsFromEnv(env),
+    limits,
     host: env.ENGRAM_HOST,
     port: options.port,
     shutdownGraceMs: env.ENGRAM_SHUTDOWN_GRACE_MS,

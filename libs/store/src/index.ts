@@ -19,7 +19,7 @@ export {
   type NewChunk,
   type NewDocument,
 } from './documents.js';
-export { isDuplicate, mapDatabaseError } from './errors.js';
+export { etagMismatch, isDuplicate, mapDatabaseError } from './errors.js';
 export {
   ExtractionJobRepository,
   type ExtractionJobFilter,

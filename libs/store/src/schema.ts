@@ -131,6 +131,8 @@ export interface SessionsTable {
   last_message_at: number | null;
   /** First sequence of the open tail (messages not yet in a MemCell). */
   open_from_sequence: number;
+  /** `last_message_at`, or `created_at` while the session has no message: the ListSessions order. */
+  activity_at: number;
   created_at: number;
   updated_at: number;
   closed_at: number | null;
@@ -182,7 +184,15 @@ export interface MemCellsTable {
   attempts: number;
   extraction_job_id: string | null;
   last_error: string;
+  /** ErrorReason name of the latest failed attempt; '' if none failed. */
+  last_error_reason: string;
+  /** The flush reason or the judge's rationale; '' for rule boundaries. */
+  boundary_note: string;
+  /** When the next hand-off attempt is due (PENDING after a failure); NULL: now. */
+  next_attempt_at: number | null;
   opened_at: number;
+  /** `occurred_at` of the last message. */
+  last_message_at: number;
   closed_at: number;
   created_at: number;
   updated_at: number;

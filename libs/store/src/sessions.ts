@@ -12,7 +12,14 @@ import type { Selectable } from 'kysely';
 export type SessionStatus = 'ACTIVE' | 'CLOSED';
 export type MessageRole = 'USER' | 'ASSISTANT' | 'SYSTEM' | 'TOOL';
 export type BoundaryReason =
-  'MODEL_JUDGEMENT' | 'DATE_CHANGE' | 'TIME_GAP' | 'TOKEN_CAP' | 'MESSAGE_CAP' | 'FLUSH' | 'SESSION_CLOSED';
+  | 'MODEL_JUDGEMENT'
+  | 'TOPIC_SHIFT'
+  | 'DATE_CHANGE'
+  | 'TIME_GAP'
+  | 'TOKEN_CAP'
+  | 'MESSAGE_CAP'
+  | 'FLUSH'
+  | 'SESSION_CLOSED';
 export type MemCellStatus = 'PENDING' | 'EXTRACTING' | 'EXTRACTED' | 'FAILED';
 
 /** A conversation as stored. Sessions are SELF-scoped: only `ownerId` may see them. Times are epoch ms. */
@@ -33,6 +40,8 @@ export interface SessionRecord {
   readonly lastMessageAt?: number;
   /** First sequence of the open tail (messages not yet closed into a MemCell). */
   readonly openFromSequence: number;
+  /** `lastMessageAt`, or `createdAt` while there is no message: sessions list by it, latest first. */
+  readonly activityAt: number;
   readonly createdAt: number;
   readonly updatedAt: number;
   readonly closedAt?: number;
@@ -149,10 +158,18 @@ export interface MemCellRecord {
   readonly status: MemCellStatus;
   readonly attempts: number;
   readonly extractionJobId?: string;
-  /** Message of the latest failed attempt; '' if none failed. */
+  /** Message of the latest failed attempt; '' if none failed. Never contains message content. */
   readonly lastError: string;
+  /** `ErrorReason` name of the latest failed attempt (e.g. `DEPENDENCY_UNAVAILABLE`); '' if none failed. */
+  readonly lastErrorReason: string;
+  /** The flush reason or a judge's rationale (≤ 256 characters); '' for rule boundaries. */
+  readonly boundaryNote: string;
+  /** When the next hand-off attempt is due; undefined: as soon as possible (or not PENDING). */
+  readonly nextAttemptAt?: number;
   /** `occurredAt` of the first message. */
   readonly openedAt: number;
+  /** `occurredAt` of the last message. */
+  readonly lastMessageAt: number;
   readonly closedAt: number;
   readonly createdAt: number;
   readonly updatedAt: number;
@@ -163,6 +180,8 @@ export interface CloseMemCellInput {
   /** Last sequence of the new cell (inclusive); at least the open tail's first, at most `lastSequence`. */
   readonly throughSequence: number;
   readonly reason: BoundaryReason;
+  /** Free-text detail (a flush reason, a judge's rationale); cut to 256 characters. Default ''. */
+  readonly note?: string;
   /** Default: the sum of the covered messages' `tokenCount`. */
   readonly tokenCount?: number;
 }
@@ -173,6 +192,9 @@ export interface MemCellStatusPatch {
   readonly attempts?: number;
   readonly extractionJobId?: string;
   readonly lastError?: string;
+  readonly lastErrorReason?: string;
+  /** When the next attempt is due; `null` clears it. Unset: unchanged. */
+  readonly nextAttemptAt?: number | null;
   /** Apply only if the cell is still in this status (ABORTED `ETAG_MISMATCH` otherwise). */
   readonly expectedStatus?: MemCellStatus;
 }
@@ -224,6 +246,7 @@ export class SessionRepository {
       messageCount: 0,
       lastSequence: 0,
       openFromSequence: 1,
+      activityAt: now,
       createdAt: now,
       updatedAt: now,
       version: 1,
@@ -252,7 +275,10 @@ export class SessionRepository {
     return session;
   }
 
-  /** The owner's sessions, newest first (id descending: ids sort by creation time). */
+  /**
+   * The owner's sessions, most recently active first: by `activityAt` descending, then id
+   * descending (keyset pagination on both).
+   */
   async list(
     tenantId: string,
     ownerId: string,
@@ -273,13 +299,25 @@ export class SessionRepository {
       }
       if (filter.createdFrom !== undefined) q = q.where('created_at', '>=', filter.createdFrom);
       if (filter.createdBefore !== undefined) q = q.where('created_at', '<', filter.createdBefore);
-      if (after !== undefined) q = q.where('id', '<', String(after));
+      if (after !== undefined) {
+        const [activity, id] = String(after).split(':');
+        const at = Number(activity);
+        if (id === undefined || !Number.isSafeInteger(at)) {
+          throw errors.invalidArgument('PAGE_TOKEN_INVALID', 'page_token is invalid', {
+            field: 'page_token',
+          });
+        }
+        q = q.where((eb) =>
+          eb.or([eb('activity_at', '<', at), eb.and([eb('activity_at', '=', at), eb('id', '<', id)])]),
+        );
+      }
       return q
+        .orderBy('activity_at', 'desc')
         .orderBy('id', 'desc')
         .limit(page.pageSize + 1)
         .execute();
     });
-    return toPage(rows, page.pageSize, (r) => r.id, sessionToRecord, queryKey);
+    return toPage(rows, page.pageSize, (r) => `${r.activity_at}:${r.id}`, sessionToRecord, queryKey);
   }
 
   /**
@@ -409,6 +447,7 @@ export class SessionRepository {
         last_sequence: session.lastSequence + records.length,
         message_count: session.messageCount + records.length,
         last_message_at: previousAt,
+        activity_at: previousAt,
         updated_at: now,
         version: session.version + 1,
       })
@@ -567,6 +606,7 @@ export class SessionRepository {
         eb.fn.countAll<number>().as('n'),
         eb.fn.sum<number | null>('token_count').as('tokens'),
         eb.fn.min<number | null>('occurred_at').as('opened'),
+        eb.fn.max<number | null>('occurred_at').as('last'),
       ])
       .where('tenant_id', '=', tenantId)
       .where('session_id', '=', sessionId)
@@ -595,7 +635,10 @@ export class SessionRepository {
       status: 'PENDING',
       attempts: 0,
       lastError: '',
+      lastErrorReason: '',
+      boundaryNote: [...(input.note ?? '')].slice(0, 256).join(''),
       openedAt: covered.opened ?? now,
+      lastMessageAt: covered.last ?? now,
       closedAt: now,
       createdAt: now,
       updatedAt: now,
@@ -690,6 +733,9 @@ export class SessionRepository {
       attempts: patch.attempts ?? before.attempts,
       extractionJobId: patch.extractionJobId ?? before.extractionJobId,
       lastError: (patch.lastError ?? before.lastError).slice(0, 1024),
+      lastErrorReason: patch.lastErrorReason ?? before.lastErrorReason,
+      nextAttemptAt:
+        patch.nextAttemptAt === undefined ? before.nextAttemptAt : (patch.nextAttemptAt ?? undefined),
       updatedAt: now,
     };
     const result = await trx
@@ -699,6 +745,8 @@ export class SessionRepository {
         attempts: after.attempts,
         extraction_job_id: after.extractionJobId ?? null,
         last_error: after.lastError,
+        last_error_reason: after.lastErrorReason,
+        next_attempt_at: after.nextAttemptAt ?? null,
         updated_at: now,
       })
       .where('tenant_id', '=', tenantId)
@@ -708,6 +756,43 @@ export class SessionRepository {
       .executeTakeFirst();
     if (Number(result.numUpdatedRows) !== 1) throw etagMismatch(name);
     return after;
+  }
+
+  /**
+   * MemCells of every tenant whose next hand-off attempt is due at `now`: PENDING with no retry
+   * time or one at or before `now`, oldest due first.
+   */
+  async dueMemCells(limit: number, now = Date.now()): Promise<MemCellRecord[]> {
+    const rows = await run(this.store, (db) =>
+      db
+        .selectFrom('mem_cells')
+        .selectAll()
+        .where('status', '=', 'PENDING')
+        .where((eb) => eb.or([eb('next_attempt_at', 'is', null), eb('next_attempt_at', '<=', now)]))
+        .orderBy('updated_at', 'asc')
+        .orderBy('id', 'asc')
+        .limit(limit)
+        .execute(),
+    );
+    return rows.map(memCellToRecord);
+  }
+
+  /**
+   * EXTRACTING MemCells not updated since `updatedBefore`: their attempt was interrupted (the
+   * process stopped while waiting for governance) and is resumed by the hand-off sweep.
+   */
+  async staleExtractingMemCells(limit: number, updatedBefore: number): Promise<MemCellRecord[]> {
+    const rows = await run(this.store, (db) =>
+      db
+        .selectFrom('mem_cells')
+        .selectAll()
+        .where('status', '=', 'EXTRACTING')
+        .where('updated_at', '<', updatedBefore)
+        .orderBy('updated_at', 'asc')
+        .limit(limit)
+        .execute(),
+    );
+    return rows.map(memCellToRecord);
   }
 
   /**
@@ -745,6 +830,20 @@ export class SessionRepository {
       .where('compacted', '=', 0)
       .executeTakeFirst();
     return Number(result.numUpdatedRows);
+  }
+
+  /** The highest sequence flagged compacted in the session (0 when none is). */
+  async compactionMark(tenantId: string, sessionId: string, executor?: Executor): Promise<number> {
+    const row = await this.#read(executor, (db) =>
+      db
+        .selectFrom('messages')
+        .select((eb) => eb.fn.max<number | null>('sequence').as('mark'))
+        .where('tenant_id', '=', tenantId)
+        .where('session_id', '=', sessionId)
+        .where('compacted', '=', 1)
+        .executeTakeFirstOrThrow(),
+    );
+    return row.mark ?? 0;
   }
 
   /**
@@ -921,6 +1020,7 @@ function sessionToRecord(row: SessionRow): SessionRecord {
     lastSequence: row.last_sequence,
     lastMessageAt: optional(row.last_message_at),
     openFromSequence: row.open_from_sequence,
+    activityAt: row.activity_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     closedAt: optional(row.closed_at),
@@ -943,6 +1043,7 @@ function sessionToRow(s: SessionRecord): SessionRow {
     last_sequence: s.lastSequence,
     last_message_at: s.lastMessageAt ?? null,
     open_from_sequence: s.openFromSequence,
+    activity_at: s.activityAt,
     created_at: s.createdAt,
     updated_at: s.updatedAt,
     closed_at: s.closedAt ?? null,
@@ -1006,7 +1107,11 @@ function memCellToRecord(row: MemCellRow): MemCellRecord {
     attempts: row.attempts,
     extractionJobId: optional(row.extraction_job_id),
     lastError: row.last_error,
+    lastErrorReason: row.last_error_reason,
+    boundaryNote: row.boundary_note,
+    nextAttemptAt: optional(row.next_attempt_at),
     openedAt: row.opened_at,
+    lastMessageAt: row.last_message_at,
     closedAt: row.closed_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -1027,7 +1132,11 @@ function memCellToRow(c: MemCellRecord): MemCellRow {
     attempts: c.attempts,
     extraction_job_id: c.extractionJobId ?? null,
     last_error: c.lastError.slice(0, 1024),
+    last_error_reason: c.lastErrorReason,
+    boundary_note: c.boundaryNote,
+    next_attempt_at: c.nextAttemptAt ?? null,
     opened_at: c.openedAt,
+    last_message_at: c.lastMessageAt,
     closed_at: c.closedAt,
     created_at: c.createdAt,
     updated_at: c.updatedAt,

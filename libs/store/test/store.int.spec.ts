@@ -222,6 +222,7 @@ describe.each(dialects)('the source of truth on $name', (dialect) => {
         last_sequence: 0,
         last_message_at: null,
         open_from_sequence: 1,
+        activity_at: 1,
         created_at: 1,
         updated_at: 1,
         closed_at: null,

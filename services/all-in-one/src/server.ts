@@ -3,7 +3,13 @@ import { governanceRoutes } from '@engram/governance';
 import { ingestionRoutes, openIngestionResources, type IngestionResources } from '@engram/ingestion';
 import { openRetrievalResources, retrievalRoutes, type RetrievalResources } from '@engram/retrieval';
 import { mkdirSync } from 'node:fs';
-import { createLogger, serve, type Logger, type ServiceRegistration } from '@engram/runtime';
+import {
+  createLogger,
+  serve,
+  type Logger,
+  type ServeContext,
+  type ServiceRegistration,
+} from '@engram/runtime';
 import { isMysqlTarget, migrateToLatest, openStore } from '@engram/store';
 import { storeTarget, type AllInOneConfig } from './config.js';
 import { loadOrCreateLocalSecret } from './local-secret.js';
@@ -13,10 +19,18 @@ export function allServices(
   logger: Logger,
   retrieval: RetrievalResources,
   ingestion: IngestionResources,
+  context: ServeContext,
 ): ServiceRegistration[] {
+  const ingestionLogger = logger.child({ component: 'ingestion' });
+  // Services call each other in-process, through the same interceptors as the network.
+  const handOff = ingestion.startHandOff({
+    transport: context.localTransport,
+    credentials: context.serviceCredentials,
+    logger: ingestionLogger,
+  });
   return [
     ...governanceRoutes({ logger: logger.child({ component: 'governance' }) }),
-    ...ingestionRoutes({ logger: logger.child({ component: 'ingestion' }), ...ingestion }),
+    ...ingestionRoutes({ logger: ingestionLogger, ...ingestion, handOff }),
     ...retrievalRoutes({ logger: logger.child({ component: 'retrieval' }), ...retrieval }),
     ...contextRoutes({ logger: logger.child({ component: 'context' }) }),
   ];
@@ -48,7 +62,8 @@ export async function createAllInOneServer(
     name: 'all-in-one',
     env: config,
     port: config.ENGRAM_PORT,
-    services: (logger) => allServices(logger, retrieval, ingestion),
+    services: (logger, { localTransport, serviceCredentials }) =>
+      allServices(logger, retrieval, ingestion, { localTransport, serviceCredentials }),
     fallbackSecret: () => loadOrCreateLocalSecret(config.ENGRAM_DATA_DIR),
     onShutdown: async () => {
       await retrieval.close();

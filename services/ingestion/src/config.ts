@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { envEnum, envInt, parseEnv, serviceEnvSchema } from '@engram/runtime';
+import { envEnum, envInt, envString, parseEnv, serviceEnvSchema } from '@engram/runtime';
 import { storeEnvShape } from '@engram/store';
 
 /** Port of the ingestion service when it runs as its own process (`ENGRAM_PORT` overrides). */
@@ -22,9 +22,22 @@ export const ingestionEnvShape = {
   ),
   /** Redact secrets (API keys, passwords, card and ID numbers) before anything is stored. */
   ENGRAM_REDACT_SECRETS: envEnum(['on', 'off'], 'on'),
+  /** TIME_GAP boundary: a silence longer than this closes the open tail, minutes. */
+  ENGRAM_BOUNDARY_GAP_MINUTES: envInt(30, 1, 7 * 24 * 60),
+  /** TOKEN_CAP boundary: most o200k_base tokens in one MemCell. */
+  ENGRAM_BOUNDARY_TOKEN_CAP: envInt(8_000, 100, 200_000),
+  /** MESSAGE_CAP boundary: most messages in one MemCell. */
+  ENGRAM_BOUNDARY_MESSAGE_CAP: envInt(50, 2, 1_000),
+  /** Extraction attempts per MemCell before it becomes FAILED. */
+  ENGRAM_EXTRACTION_MAX_ATTEMPTS: envInt(5, 1, 100),
 } as const;
 
-const schema = serviceEnvSchema(DEFAULT_PORT).extend(ingestionEnvShape);
+/** Where the standalone ingestion process reaches governance (the all-in-one calls it in-process). */
+export const governanceEnvShape = {
+  ENGRAM_GOVERNANCE_URL: envString(),
+} as const;
+
+const schema = serviceEnvSchema(DEFAULT_PORT).extend(ingestionEnvShape).extend(governanceEnvShape);
 
 export type IngestionConfig = z.output<typeof schema>;
 export type IngestionDataConfig = z.output<z.ZodObject<typeof ingestionEnvShape>>;

@@ -42,7 +42,10 @@ import {
   parseMediaType,
   type MediaType,
 } from './domain/normalize.js';
+import type { BoundaryRules } from './domain/boundaries.js';
 import { countTokens } from './domain/token-count.js';
+import type { ExtractionHandOff } from './handoff.js';
+import { createSessionHandlers } from './sessions-service.js';
 
 /** What the ingestion service is built from. */
 export interface IngestionDeps {
@@ -56,7 +59,13 @@ export interface IngestionDeps {
     readonly overlap: number;
     /** Redact secrets before anything is stored. */
     readonly redactSecrets: boolean;
+    /** Thresholds of the rule-based MemCell boundaries. */
+    readonly boundaries: BoundaryRules;
   };
+  /** The durable hand-off of closed MemCells to governance (absent: cells wait, PENDING). */
+  readonly handOff?: ExtractionHandOff;
+  /** Told when a session's open tail grew (the asynchronous boundary judge). */
+  readonly onTailGrew?: (tenantId: string, sessionId: string) => void;
 }
 
 /** Streamed documents: at most 64 MiB in parts of at most 1 MiB (the API's limits). */
@@ -274,6 +283,8 @@ export function createIngestionService(deps: IngestionDeps): Partial<ServiceImpl
   };
 
   return {
+    ...createSessionHandlers(deps),
+
     async ingestDocument(request, ctx) {
       const principal = requirePrincipal(ctx.values);
       const plan = validateHeader(principal, request);

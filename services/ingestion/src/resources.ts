@@ -1,13 +1,26 @@
 import { mkdirSync } from 'node:fs';
+import type { Transport } from '@connectrpc/connect';
+import { GovernanceService } from '@engram/contracts/governance';
+import { serviceClient, type Logger, type ServiceCredentials } from '@engram/runtime';
 import { isMysqlTarget, openStore, storeTarget, type Store } from '@engram/store';
 import type { IngestionDataConfig } from './config.js';
 import { DEFAULT_CHUNK_SIZE, DEFAULT_OVERLAP } from './domain/chunker.js';
+import { ExtractionHandOff } from './handoff.js';
 import type { IngestionDeps } from './ingestion-service.js';
 
 /** Everything the ingestion service runs on, opened from configuration. */
 export interface IngestionResources {
   readonly store: Store;
   readonly settings: IngestionDeps['settings'];
+  /**
+   * Starts the durable hand-off of MemCells to governance over `transport` (the network, or the
+   * all-in-one's in-process transport), with the process's service credentials.
+   */
+  startHandOff(options: {
+    readonly transport: Transport;
+    readonly credentials: ServiceCredentials;
+    readonly logger: Logger;
+  }): ExtractionHandOff;
   close(): Promise<void>;
 }
 
@@ -16,6 +29,7 @@ export function openIngestionResources(config: IngestionDataConfig): IngestionRe
   const target = storeTarget(config);
   if (!isMysqlTarget(target)) mkdirSync(config.ENGRAM_DATA_DIR, { recursive: true, mode: 0o700 });
   const store = openStore({ target });
+  let handOff: ExtractionHandOff | undefined;
   return {
     store,
     settings: {
@@ -23,7 +37,26 @@ export function openIngestionResources(config: IngestionDataConfig): IngestionRe
       chunkSize: config.ENGRAM_CHUNK_SIZE ?? DEFAULT_CHUNK_SIZE,
       overlap: DEFAULT_OVERLAP,
       redactSecrets: config.ENGRAM_REDACT_SECRETS === 'on',
+      boundaries: {
+        timeGapMs: config.ENGRAM_BOUNDARY_GAP_MINUTES * 60_000,
+        tokenCap: config.ENGRAM_BOUNDARY_TOKEN_CAP,
+        messageCap: config.ENGRAM_BOUNDARY_MESSAGE_CAP,
+      },
     },
-    close: () => store.close(),
+    startHandOff({ transport, credentials, logger }) {
+      handOff ??= new ExtractionHandOff({
+        store,
+        governance: serviceClient(GovernanceService, transport),
+        credentials,
+        logger: logger.child({ component: 'extraction-handoff' }),
+        settings: { maxAttempts: config.ENGRAM_EXTRACTION_MAX_ATTEMPTS },
+      });
+      handOff.start();
+      return handOff;
+    },
+    async close() {
+      await handOff?.stop();
+      await store.close();
+    },
   };
 }

@@ -1,7 +1,10 @@
-import { serve } from '@engram/runtime';
+import { createNetworkTransport, serve } from '@engram/runtime';
 import type { IngestionConfig } from './config.js';
 import { openIngestionResources } from './resources.js';
 import { ingestionRoutes } from './routes.js';
+
+/** Where governance listens when it runs as its own process on this machine (its DEFAULT_PORT). */
+const LOCAL_GOVERNANCE_URL = 'http://127.0.0.1:50061';
 
 /** Starts the ingestion service as its own process (no I/O at import). */
 export function createIngestionServer(config: IngestionConfig, options: { handleSignals?: boolean } = {}) {
@@ -10,7 +13,14 @@ export function createIngestionServer(config: IngestionConfig, options: { handle
     name: 'ingestion',
     env: config,
     port: config.ENGRAM_PORT,
-    services: (logger) => ingestionRoutes({ logger, ...resources }),
+    services: (logger, { serviceCredentials }) => {
+      const handOff = resources.startHandOff({
+        transport: createNetworkTransport(config.ENGRAM_GOVERNANCE_URL ?? LOCAL_GOVERNANCE_URL),
+        credentials: serviceCredentials,
+        logger,
+      });
+      return ingestionRoutes({ logger, ...resources, handOff });
+    },
     onShutdown: () => resources.close(),
     ...options,
   });

@@ -1,5 +1,6 @@
 import type { Migration } from 'kysely';
 import * as initial from './0001-initial.js';
+import * as sessionActivity from './0002-session-activity-and-handoff.js';
 
 /**
  * Every migration, in order. Versioned, forward-only and checked in: a released migration is
@@ -7,4 +8,5 @@ import * as initial from './0001-initial.js';
  */
 export const migrations: Readonly<Record<string, Migration>> = {
   '0001-initial': initial,
+  '0002-session-activity-and-handoff': sessionActivity,
 };

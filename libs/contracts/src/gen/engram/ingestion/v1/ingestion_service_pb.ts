@@ -1979,9 +1979,9 @@ export const IngestionService: GenService<{
    *
    * In the same transaction the rule-based boundary detection runs over the open tail
    * (DATE_CHANGE, TIME_GAP, TOKEN_CAP, MESSAGE_CAP; see `BoundaryReason`); every MemCell it
-   * closes is returned in `closed_mem_cells` and handed to extraction. Where a language model is
-   * configured, MODEL_JUDGEMENT boundaries are decided asynchronously after the call returns;
-   * such MemCells appear later in `ListMemCells` and in the messages' `mem_cell`. Conversation
+   * closes is returned in `closed_mem_cells` and handed to extraction. MODEL_JUDGEMENT boundaries
+   * (where a language model is configured) or TOPIC_SHIFT boundaries (the offline detector, where
+   * none is) are decided asynchronously after the call returns; such MemCells appear later in `ListMemCells` and in the messages' `mem_cell`. Conversation
    * rounds opened or answered by the appended messages are (re-)indexed through the outbox.
    *
    * Idempotency: a retry with the same `request_id` and the same request returns the original

@@ -1,0 +1,82 @@
+import { randomBytes } from 'node:crypto';
+import type { CallOptions } from '@connectrpc/connect';
+import { mintToken, type AuthConfig, type SigningKey } from './auth.js';
+import { ConfigError, readFileVariable, type ServerEnv } from './config.js';
+
+/**
+ * The identity a service uses for its own background calls to another service (e.g. ingestion
+ * handing a MemCell to governance long after the user's token expired): short-lived tokens with
+ * the `service` role, one per tenant (a principal never crosses tenants), minted from the
+ * deployment's signing material and cached until shortly before they expire.
+ */
+export interface ServiceCredentials {
+  /** Call options carrying a `service` bearer token for `tenantId`, plus the given options. */
+  callOptions(tenantId: string, options?: CallOptions): Promise<CallOptions>;
+}
+
+/** Lifetime of a minted service token, seconds; renewed a minute before it expires. */
+const TOKEN_TTL_SEC = 600;
+const RENEW_BEFORE_MS = 60_000;
+
+export function createServiceCredentials(
+  key: SigningKey | (() => SigningKey),
+  options: { readonly subject: string; readonly issuer?: string; readonly audience?: string },
+): ServiceCredentials {
+  const cache = new Map<string, { token: Promise<string>; expiresAt: number }>();
+  let signingKey: SigningKey | undefined;
+  // Resolved at the first call: a process that makes no background call needs no key.
+  const resolveKey = () => (signingKey ??= typeof key === 'function' ? key() : key);
+  const token = (tenantId: string): Promise<string> => {
+    const now = Date.now();
+    const cached = cache.get(tenantId);
+    if (cached !== undefined && cached.expiresAt - RENEW_BEFORE_MS > now) return cached.token;
+    const minted = mintToken({ subject: options.subject, tenantId, roles: ['service'] }, resolveKey(), {
+      expiresIn: TOKEN_TTL_SEC,
+      ...(options.issuer !== undefined ? { issuer: options.issuer } : {}),
+      ...(options.audience !== undefined ? { audience: options.audience } : {}),
+    });
+    // A failed mint is not cached: the next call tries again.
+    minted.catch(() => cache.delete(tenantId));
+    cache.set(tenantId, { token: minted, expiresAt: now + TOKEN_TTL_SEC * 1000 });
+    return minted;
+  };
+  return {
+    async callOptions(tenantId, callOptions = {}) {
+      const headers = new Headers(callOptions.headers);
+      headers.set('authorization', `Bearer ${await token(tenantId)}`);
+      return { ...callOptions, headers };
+    },
+  };
+}
+
+/**
+ * The signing material for service tokens, from the same configuration that verifies tokens:
+ * the HS256 secret (shared by the services), the RS256 private key in
+ * `ENGRAM_SERVICE_PRIVATE_KEY_FILE` (its public key must be among those the services trust), or,
+ * in insecure development mode (signatures are not verified), a random key.
+ */
+export function serviceSigningKey(env: ServerEnv, auth: AuthConfig): SigningKey {
+  switch (auth.mode) {
+    case 'hs256':
+      return { algorithm: 'HS256', secret: auth.secret };
+    case 'insecure':
+      return { algorithm: 'HS256', secret: randomBytes(32) };
+    case 'rs256': {
+      const file = env.ENGRAM_SERVICE_PRIVATE_KEY_FILE;
+      if (file === undefined) {
+        throw new ConfigError([
+          {
+            variable: 'ENGRAM_SERVICE_PRIVATE_KEY_FILE',
+            message:
+              'required with ENGRAM_AUTH_MODE=rs256: the PKCS#8 PEM key that signs service-to-service tokens',
+          },
+        ]);
+      }
+      return {
+        algorithm: 'RS256',
+        privateKeyPem: readFileVariable('ENGRAM_SERVICE_PRIVATE_KEY_FILE', file),
+        ...(env.ENGRAM_SERVICE_KEY_ID !== undefined ? { keyId: env.ENGRAM_SERVICE_KEY_ID } : {}),
+      };
+    }
+  }
+}
