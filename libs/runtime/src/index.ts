@@ -65,4 +65,8 @@ export {
   type ServiceRegistration,
 } from './server.js';
 export { runMain, serve, type ServeContext, type ServeOptions } from './process.js';
-export { createServiceCredentials, serviceSigningKey, type ServiceCredentials } from './service-credentials.js';
+export {
+  createServiceCredentials,
+  serviceSigningKey,
+  type ServiceCredentials,
+} from './service-credentials.js';

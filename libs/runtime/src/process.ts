@@ -10,7 +10,11 @@ import {
   type RoutingOptions,
   type ServiceRegistration,
 } from './server.js';
-import { serviceSigningKey, type ServiceCredentials, createServiceCredentials } from './service-credentials.js';
+import {
+  serviceSigningKey,
+  type ServiceCredentials,
+  createServiceCredentials,
+} from './service-credentials.js';
 
 /** What a process gives its services when it builds them. */
 export interface ServeContext {

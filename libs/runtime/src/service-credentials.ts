@@ -31,7 +31,8 @@ export function createServiceCredentials(
     const cached = cache.get(tenantId);
     if (cached !== undefined && cached.expiresAt - RENEW_BEFORE_MS > now) return cached.token;
     const minted = mintToken({ subject: options.subject, tenantId, roles: ['service'] }, resolveKey(), {
-      expiresIn: TOKEN_TTL_SEC,
+      // A string: jose reads a bare number as an absolute time.
+      expiresIn: `${TOKEN_TTL_SEC}s`,
       ...(options.issuer !== undefined ? { issuer: options.issuer } : {}),
       ...(options.audience !== undefined ? { audience: options.audience } : {}),
     });

@@ -167,12 +167,12 @@ export function createSessionHandlers(deps: SessionDeps): Partial<ServiceImpl<ty
           throw errors.fieldInvalid('session.status', 'a new session is ACTIVE');
         }
       }
-      const { result } = await idempotent(
-        deps.store,
-        requestKey(principal, request.requestId, 'CreateSession'),
-        { session: input ?? null },
-        async (trx) => {
-          try {
+      const create = () =>
+        idempotent(
+          deps.store,
+          requestKey(principal, request.requestId, 'CreateSession'),
+          { session: input ?? null },
+          async (trx) => {
             const created = await sessions.createSession(trx, {
               tenantId: principal.tenantId,
               ownerId: principal.subject,
@@ -183,21 +183,23 @@ export function createSessionHandlers(deps: SessionDeps): Partial<ServiceImpl<ty
               metadata: { ...input?.metadata },
             });
             return { sessionId: created.id };
-          } catch (error) {
-            if (isEngramError(error) && error.reason === 'RESOURCE_ALREADY_EXISTS' && input !== undefined) {
-              const existing = await sessions.list(
-                principal.tenantId,
-                principal.subject,
-                { externalId: input.externalId },
-                { pageSize: 1 },
-              );
-              const name = existing.items[0] ? `sessions/${existing.items[0].id}` : 'session';
-              throw errors.alreadyExists(name);
-            }
-            throw error;
-          }
-        },
-      );
+          },
+        );
+      let result: { sessionId: string };
+      try {
+        ({ result } = await create());
+      } catch (error) {
+        // The owner already has a session with this external id: name it.
+        if (!isEngramError(error) || error.reason !== 'RESOURCE_ALREADY_EXISTS' || !input?.externalId)
+          throw error;
+        const existing = await sessions.list(
+          principal.tenantId,
+          principal.subject,
+          { externalId: input.externalId },
+          { pageSize: 1 },
+        );
+        throw errors.alreadyExists(existing.items[0] ? `sessions/${existing.items[0].id}` : 'the session');
+      }
       return { session: await view(await ownedSession(principal, result.sessionId)) };
     },
 
