@@ -796,22 +796,6 @@ export class SessionRepository {
   }
 
   /**
-   * PENDING MemCells of every tenant, least recently updated first, for the hand-off sweep.
-   * `updatedBefore` leaves out cells touched recently (a retry backoff).
-   */
-  async pendingMemCells(
-    limit: number,
-    options: { readonly updatedBefore?: number } = {},
-  ): Promise<MemCellRecord[]> {
-    const rows = await run(this.store, (db) => {
-      let q = db.selectFrom('mem_cells').selectAll().where('status', '=', 'PENDING');
-      if (options.updatedBefore !== undefined) q = q.where('updated_at', '<', options.updatedBefore);
-      return q.orderBy('updated_at', 'asc').orderBy('id', 'asc').limit(limit).execute();
-    });
-    return rows.map(memCellToRecord);
-  }
-
-  /**
    * Flags every message at or below `throughSequence` as compacted. Idempotent, and never lowers
    * the mark (a lower value flags nothing). Returns how many messages were newly flagged.
    */

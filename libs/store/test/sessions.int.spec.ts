@@ -623,14 +623,8 @@ describe.each(dialects)('SessionRepository on $name', (dialect) => {
       const second = await inTransaction(store, (trx) =>
         sessions.closeMemCell(trx, 'c4', session.id, { throughSequence: 3, reason: 'SESSION_CLOSED' }, 2_000),
       );
-      const pending = (await sessions.pendingMemCells(1_000)).map((c) => c.id);
+      const pending = (await sessions.dueMemCells(1_000, 2_500)).map((c) => c.id);
       expect(pending).toEqual(expect.arrayContaining([first.id, second.id]));
-      expect((await sessions.pendingMemCells(1_000, { updatedBefore: 1_500 })).map((c) => c.id)).toContain(
-        first.id,
-      );
-      expect(
-        (await sessions.pendingMemCells(1_000, { updatedBefore: 1_500 })).map((c) => c.id),
-      ).not.toContain(second.id);
 
       const take = () =>
         inTransaction(store, (trx) =>
@@ -658,7 +652,7 @@ describe.each(dialects)('SessionRepository on $name', (dialect) => {
         extractionJobId: '01JD7Z5Q2G8V6K3M9T1R4X0B2C',
         updatedAt: 3_000,
       });
-      expect((await sessions.pendingMemCells(1_000)).map((c) => c.id)).not.toContain(first.id);
+      expect((await sessions.dueMemCells(1_000)).map((c) => c.id)).not.toContain(first.id);
 
       const failed = await inTransaction(store, (trx) =>
         sessions.updateMemCellStatus(trx, 'c4', first.id, { status: 'FAILED', lastError: 'x'.repeat(2_000) }),
@@ -821,6 +815,92 @@ describe.each(dialects)('SessionRepository on $name', (dialect) => {
         memCells: 0,
         sessionStates: 0,
       });
+    });
+  });
+
+  describe('hand-off schedule, activity order and compaction mark', () => {
+    it('offers a failed cell again only when its retry is due, and finds interrupted attempts', async () => {
+      const session = await create({ tenantId: 'h1' });
+      await append(session, [user('a', { occurredAt: 500 }), assistant('b', { occurredAt: 900 })], {}, 1_000);
+      const cell = await inTransaction(store, (trx) =>
+        sessions.closeMemCell(
+          trx,
+          'h1',
+          session.id,
+          { throughSequence: 2, reason: 'FLUSH', note: 'bye' },
+          1_000,
+        ),
+      );
+      expect(cell).toMatchObject({
+        boundaryNote: 'bye',
+        openedAt: 500,
+        lastMessageAt: 900,
+        lastErrorReason: '',
+      });
+      const due = async (now: number) => (await sessions.dueMemCells(1_000, now)).map((c) => c.id);
+      expect(await due(1_000)).toContain(cell.id);
+      const taken = await inTransaction(store, (trx) =>
+        sessions.updateMemCellStatus(
+          trx,
+          'h1',
+          cell.id,
+          { status: 'EXTRACTING', attempts: 1, expectedStatus: 'PENDING' },
+          2_000,
+        ),
+      );
+      expect(await due(2_000)).not.toContain(cell.id);
+      expect((await sessions.staleExtractingMemCells(10, 2_001)).map((c) => c.id)).toContain(taken.id);
+      expect((await sessions.staleExtractingMemCells(10, 2_000)).map((c) => c.id)).not.toContain(taken.id);
+      const retry = await inTransaction(store, (trx) =>
+        sessions.updateMemCellStatus(
+          trx,
+          'h1',
+          cell.id,
+          {
+            status: 'PENDING',
+            lastError: 'governance unreachable',
+            lastErrorReason: 'DEPENDENCY_UNAVAILABLE',
+            nextAttemptAt: 10_000,
+            expectedStatus: 'EXTRACTING',
+          },
+          3_000,
+        ),
+      );
+      expect(retry).toMatchObject({ nextAttemptAt: 10_000, lastErrorReason: 'DEPENDENCY_UNAVAILABLE' });
+      expect(await due(9_999)).not.toContain(cell.id);
+      expect(await due(10_000)).toContain(cell.id);
+      expect(await sessions.getMemCell('h1', session.id, cell.id)).toEqual(retry);
+      const cleared = await inTransaction(store, (trx) =>
+        sessions.updateMemCellStatus(trx, 'h1', cell.id, {
+          status: 'EXTRACTING',
+          attempts: 2,
+          nextAttemptAt: null,
+        }),
+      );
+      expect(cleared.nextAttemptAt).toBeUndefined();
+    });
+
+    it('lists sessions by last activity, then id, across pages', async () => {
+      const a = await create({ tenantId: 'h2' }, 1_000);
+      const b = await create({ tenantId: 'h2' }, 2_000);
+      const c = await create({ tenantId: 'h2' }, 3_000);
+      await append(a, [user('latest', { occurredAt: 5_000 })], {}, 5_000);
+      const names: string[] = [];
+      let pageToken = '';
+      do {
+        const page = await sessions.list('h2', 'alice', {}, { pageSize: 1, pageToken });
+        names.push(...page.items.map((s) => s.id));
+        pageToken = page.nextPageToken;
+      } while (pageToken !== '');
+      expect(names).toEqual([a.id, c.id, b.id]);
+    });
+
+    it('reports the compaction mark', async () => {
+      const session = await create({ tenantId: 'h3' });
+      await append(session, [user('a'), assistant('b'), user('c')]);
+      expect(await sessions.compactionMark('h3', session.id)).toBe(0);
+      await inTransaction(store, (trx) => sessions.markCompacted(trx, 'h3', session.id, 2));
+      expect(await sessions.compactionMark('h3', session.id)).toBe(2);
     });
   });
 });
