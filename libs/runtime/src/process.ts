@@ -55,10 +55,11 @@ export async function serve(options: ServeOptions): Promise<{ server: EngramServ
       'INSECURE MODE (ENGRAM_AUTH_MODE=insecure): token signatures are NOT verified; anyone can act as any user. Development only.',
     );
   }
-  let routing: RoutingOptions | undefined;
+  // Filled in below, once the services exist; read at the first in-process call.
+  const routing: { current?: RoutingOptions } = {};
   const localTransport = createInProcessTransport(() => {
-    if (routing === undefined) throw new Error('in-process call before the server was started');
-    return routing;
+    if (routing.current === undefined) throw new Error('in-process call before the server was started');
+    return routing.current;
   });
   const serviceCredentials = createServiceCredentials(() => serviceSigningKey(env, authConfig), {
     subject: `engram-${options.name}`,
@@ -68,7 +69,7 @@ export async function serve(options: ServeOptions): Promise<{ server: EngramServ
   const services = options.services(logger, { localTransport, serviceCredentials });
   const authenticate = await createAuthenticator(authConfig);
   const limits = limitsFromEnv(env);
-  routing = { services, authenticate, logger, limits };
+  routing.current = { services, authenticate, logger, limits };
   const started = await startServer({
     services,
     authenticate,

@@ -43,6 +43,8 @@ export function createServiceCredentials(
   };
   return {
     async callOptions(tenantId, callOptions = {}) {
+      // CallOptions.headers is typed with the DOM's HeadersInit, which this Node-only build lacks.
+      // eslint-disable-next-line @typescript-eslint/no-unsafe-argument
       const headers = new Headers(callOptions.headers);
       headers.set('authorization', `Bearer ${await token(tenantId)}`);
       return { ...callOptions, headers };

@@ -636,7 +636,9 @@ export class SessionRepository {
       attempts: 0,
       lastError: '',
       lastErrorReason: '',
-      boundaryNote: [...(input.note ?? '')].slice(0, 256).join(''),
+      boundaryNote: Array.from(input.note ?? '')
+        .slice(0, 256)
+        .join(''),
       openedAt: covered.opened ?? now,
       lastMessageAt: covered.last ?? now,
       closedAt: now,
@@ -814,6 +816,26 @@ export class SessionRepository {
       .where('compacted', '=', 0)
       .executeTakeFirst();
     return Number(result.numUpdatedRows);
+  }
+
+  /**
+   * ACTIVE sessions of every tenant with a non-empty open tail whose latest message is older than
+   * `silentBefore` (the TIME_GAP sweep), longest silent first.
+   */
+  async silentSessions(silentBefore: number, limit: number): Promise<SessionRecord[]> {
+    const rows = await run(this.store, (db) =>
+      db
+        .selectFrom('sessions')
+        .selectAll()
+        .where('status', '=', 'ACTIVE')
+        .where('activity_at', '<', silentBefore)
+        .whereRef('last_sequence', '>=', 'open_from_sequence')
+        .where('last_message_at', 'is not', null)
+        .orderBy('activity_at', 'asc')
+        .limit(limit)
+        .execute(),
+    );
+    return rows.map(sessionToRecord);
   }
 
   /** The highest sequence flagged compacted in the session (0 when none is). */

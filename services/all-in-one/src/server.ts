@@ -1,6 +1,11 @@
 import { contextRoutes } from '@engram/context';
 import { governanceRoutes } from '@engram/governance';
-import { ingestionRoutes, openIngestionResources, type IngestionResources } from '@engram/ingestion';
+import {
+  ingestionRoutes,
+  offlineJudge,
+  openIngestionResources,
+  type IngestionResources,
+} from '@engram/ingestion';
 import { openRetrievalResources, retrievalRoutes, type RetrievalResources } from '@engram/retrieval';
 import { mkdirSync } from 'node:fs';
 import {
@@ -23,14 +28,23 @@ export function allServices(
 ): ServiceRegistration[] {
   const ingestionLogger = logger.child({ component: 'ingestion' });
   // Services call each other in-process, through the same interceptors as the network.
-  const handOff = ingestion.startHandOff({
+  const { handOff, segmenter } = ingestion.startWorkers({
     transport: context.localTransport,
     credentials: context.serviceCredentials,
     logger: ingestionLogger,
+    // One embedding model per process: the detector shares retrieval's.
+    judge: offlineJudge(retrieval.embedder),
   });
   return [
     ...governanceRoutes({ logger: logger.child({ component: 'governance' }) }),
-    ...ingestionRoutes({ logger: ingestionLogger, ...ingestion, handOff }),
+    ...ingestionRoutes({
+      logger: ingestionLogger,
+      ...ingestion,
+      handOff,
+      onTailGrew: (tenantId, sessionId) => {
+        segmenter.tailGrew(tenantId, sessionId);
+      },
+    }),
     ...retrievalRoutes({ logger: logger.child({ component: 'retrieval' }), ...retrieval }),
     ...contextRoutes({ logger: logger.child({ component: 'context' }) }),
   ];

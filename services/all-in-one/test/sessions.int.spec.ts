@@ -369,6 +369,40 @@ describe('boundaries and MemCells', () => {
     expect(capped.session).toMatchObject({ openMessageCount: '11', memCellCount: 2 });
   });
 
+  it('closes a MemCell where the topic shifts, with the offline detector, after the append returns', async () => {
+    const session = await createSession();
+    const start = Date.now() - 60_000;
+    // Chinese: the local model is Chinese-first; on English its topic signal is weak (docs/benchmarks.md).
+    const cooking = [
+      ['面包面团要揉多久？', '大约十分钟，揉到表面光滑有弹性。'],
+      ['面团可以放冰箱里过夜发酵吗？', '冷藏过夜发酵会让面包更有风味。'],
+      ['烤酸面包用多少度？', '用预热好的铸铁锅，230度烤。'],
+      ['怎样让面包皮更脆？', '前二十分钟加蒸汽烘烤。'],
+    ];
+    const cars = [
+      ['我的汽车电瓶一晚上就没电了。', '可能是有漏电或者发电机坏了。'],
+      ['怎么检查汽车发电机？', '发动机运转时电瓶电压应该在14伏左右。'],
+      ['刹车的时候刹车片吱吱响。', '刹车片磨损了会响，尽快更换。'],
+      ['发动机机油多久换一次？', '大多数新车每一万公里换一次。'],
+    ];
+    const messages = [...cooking, ...cars].flatMap(([q, a], i) => [
+      user(q!, start + i * 2_000),
+      assistant(a!, start + i * 2_000 + 1_000),
+    ]);
+    await ok('AppendMessages', { parent: session.name, messages });
+    let cells: MemCell[] = [];
+    for (let i = 0; i < 100 && cells.length === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      cells = await listCells(session.name);
+    }
+    expect(cells[0]).toMatchObject({
+      firstSequence: '1',
+      lastSequence: '8',
+      boundaryReason: 'BOUNDARY_REASON_TOPIC_SHIFT',
+    });
+    expect(cells[0]!.boundaryNote).toMatch(/^topic shift: depth/);
+  }, 60_000);
+
   it('flushes the open tail, hands the MemCell to governance and retries durably until the last attempt', async () => {
     const session = await createSession();
     await ok('AppendMessages', { parent: session.name, messages: [user('I moved to Berlin in March')] });

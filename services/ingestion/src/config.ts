@@ -35,6 +35,8 @@ export const ingestionEnvShape = {
 /** Where the standalone ingestion process reaches governance (the all-in-one calls it in-process). */
 export const governanceEnvShape = {
   ENGRAM_GOVERNANCE_URL: envString(),
+  /** The local embedding model's directory, for the offline topic-shift detector (default: the workspace's). */
+  ENGRAM_MODEL_DIR: envString(),
 } as const;
 
 const schema = serviceEnvSchema(DEFAULT_PORT).extend(ingestionEnvShape).extend(governanceEnvShape);

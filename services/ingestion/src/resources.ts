@@ -6,6 +6,7 @@ import { isMysqlTarget, openStore, storeTarget, type Store } from '@engram/store
 import type { IngestionDataConfig } from './config.js';
 import { DEFAULT_CHUNK_SIZE, DEFAULT_OVERLAP } from './domain/chunker.js';
 import { ExtractionHandOff } from './handoff.js';
+import { Segmenter, type BoundaryJudge } from './segmenter.js';
 import type { IngestionDeps } from './ingestion-service.js';
 
 /** Everything the ingestion service runs on, opened from configuration. */
@@ -13,14 +14,16 @@ export interface IngestionResources {
   readonly store: Store;
   readonly settings: IngestionDeps['settings'];
   /**
-   * Starts the durable hand-off of MemCells to governance over `transport` (the network, or the
-   * all-in-one's in-process transport), with the process's service credentials.
+   * Starts the background work: the durable hand-off of MemCells to governance over `transport`
+   * (the network, or the all-in-one's in-process transport) with the process's service
+   * credentials, and the asynchronous boundary detection (the judge, the silence sweep).
    */
-  startHandOff(options: {
+  startWorkers(options: {
     readonly transport: Transport;
     readonly credentials: ServiceCredentials;
     readonly logger: Logger;
-  }): ExtractionHandOff;
+    readonly judge?: BoundaryJudge;
+  }): { handOff: ExtractionHandOff; segmenter: Segmenter };
   close(): Promise<void>;
 }
 
@@ -29,7 +32,7 @@ export function openIngestionResources(config: IngestionDataConfig): IngestionRe
   const target = storeTarget(config);
   if (!isMysqlTarget(target)) mkdirSync(config.ENGRAM_DATA_DIR, { recursive: true, mode: 0o700 });
   const store = openStore({ target });
-  let handOff: ExtractionHandOff | undefined;
+  let workers: { handOff: ExtractionHandOff; segmenter: Segmenter } | undefined;
   return {
     store,
     settings: {
@@ -43,19 +46,30 @@ export function openIngestionResources(config: IngestionDataConfig): IngestionRe
         messageCap: config.ENGRAM_BOUNDARY_MESSAGE_CAP,
       },
     },
-    startHandOff({ transport, credentials, logger }) {
-      handOff ??= new ExtractionHandOff({
+    startWorkers({ transport, credentials, logger, judge }) {
+      if (workers !== undefined) return workers;
+      const handOff = new ExtractionHandOff({
         store,
         governance: serviceClient(GovernanceService, transport),
         credentials,
         logger: logger.child({ component: 'extraction-handoff' }),
         settings: { maxAttempts: config.ENGRAM_EXTRACTION_MAX_ATTEMPTS },
       });
+      const segmenter = new Segmenter({
+        store,
+        rules: this.settings.boundaries,
+        ...(judge !== undefined ? { judge } : {}),
+        handOff,
+        logger: logger.child({ component: 'segmenter' }),
+      });
       handOff.start();
-      return handOff;
+      segmenter.start();
+      workers = { handOff, segmenter };
+      return workers;
     },
     async close() {
-      await handOff?.stop();
+      await workers?.segmenter.stop();
+      await workers?.handOff.stop();
       await store.close();
     },
   };

@@ -1,6 +1,8 @@
+import { LocalEmbedder, resolveModelRoot } from '@engram/embeddings';
 import { createNetworkTransport, serve } from '@engram/runtime';
 import type { IngestionConfig } from './config.js';
 import { openIngestionResources } from './resources.js';
+import { offlineJudge } from './segmenter.js';
 import { ingestionRoutes } from './routes.js';
 
 /** Where governance listens when it runs as its own process on this machine (its DEFAULT_PORT). */
@@ -14,12 +16,20 @@ export function createIngestionServer(config: IngestionConfig, options: { handle
     env: config,
     port: config.ENGRAM_PORT,
     services: (logger, { serviceCredentials }) => {
-      const handOff = resources.startHandOff({
+      const { handOff, segmenter } = resources.startWorkers({
         transport: createNetworkTransport(config.ENGRAM_GOVERNANCE_URL ?? LOCAL_GOVERNANCE_URL),
         credentials: serviceCredentials,
         logger,
+        judge: offlineJudge(new LocalEmbedder({ modelRoot: resolveModelRoot(config.ENGRAM_MODEL_DIR) })),
       });
-      return ingestionRoutes({ logger, ...resources, handOff });
+      return ingestionRoutes({
+        logger,
+        ...resources,
+        handOff,
+        onTailGrew: (tenantId, sessionId) => {
+          segmenter.tailGrew(tenantId, sessionId);
+        },
+      });
     },
     onShutdown: () => resources.close(),
     ...options,

@@ -281,8 +281,7 @@ export function storedSessionStatuses(statuses: readonly SessionStatus[]): Store
   return statuses.flatMap((s): StoredSessionStatus[] => {
     if (s === SessionStatus.ACTIVE) return ['ACTIVE'];
     if (s === SessionStatus.CLOSED) return ['CLOSED'];
-    if (s === SessionStatus.UNSPECIFIED) return ['ACTIVE', 'CLOSED'];
-    throw errors.fieldInvalid('statuses', 'unknown status');
+    return ['ACTIVE', 'CLOSED']; // UNSPECIFIED: every status
   });
 }
 

@@ -19,6 +19,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .on('sessions')
     .columns(['tenant_id', 'owner_id', 'activity_at', 'id'])
     .execute();
+  // The silence sweep: active sessions by last activity.
+  await db.schema
+    .createIndex('sessions_status_activity')
+    .on('sessions')
+    .columns(['status', 'activity_at'])
+    .execute();
 
   await db.schema
     .alterTable('mem_cells')

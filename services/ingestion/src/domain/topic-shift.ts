@@ -87,11 +87,17 @@ export function isLocalMinimum(similarities: readonly number[], i: number): bool
 export function selectSplits(
   gaps: readonly GapScore[],
   messageCount: number,
-  options: { readonly minDepth: number; readonly minSegment: number },
+  options: { readonly minDepth: number; readonly minSegment: number; readonly relativeDepth?: number },
 ): GapScore[] {
   const similarities = gaps.map((gap) => gap.similarity);
+  let threshold = options.minDepth;
+  if (options.relativeDepth !== undefined && gaps.length > 0) {
+    const mean = gaps.reduce((sum, gap) => sum + gap.depth, 0) / gaps.length;
+    const sd = Math.sqrt(gaps.reduce((sum, gap) => sum + (gap.depth - mean) ** 2, 0) / gaps.length);
+    threshold = Math.max(threshold, mean + options.relativeDepth * sd);
+  }
   const candidates = gaps
-    .filter((gap, i) => gap.depth >= options.minDepth && isLocalMinimum(similarities, i))
+    .filter((gap, i) => gap.depth >= threshold && isLocalMinimum(similarities, i))
     .sort((a, b) => b.depth - a.depth || a.position - b.position);
   const chosen: GapScore[] = [];
   for (const gap of candidates) {

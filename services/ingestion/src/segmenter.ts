@@ -1,0 +1,182 @@
+import type { Logger } from '@engram/runtime';
+import { SessionRepository, inTransaction, type Store } from '@engram/store';
+import type { Embedder } from '@engram/embeddings';
+import type { JudgedMessage, TopicJudgement } from './domain/boundary-judgement.js';
+import { detectTopicShifts } from './domain/topic-shift.js';
+import type { BoundaryRules } from './domain/boundaries.js';
+import type { ExtractionHandOff } from './handoff.js';
+
+/** A judge of topic shifts inside an open tail: the language model, or the offline detector. */
+export interface BoundaryJudge {
+  /** MODEL_JUDGEMENT for a language model, TOPIC_SHIFT for the offline detector. */
+  readonly reason: 'MODEL_JUDGEMENT' | 'TOPIC_SHIFT';
+  judge(messages: readonly JudgedMessage[], signal: AbortSignal): Promise<TopicJudgement>;
+}
+
+/** The offline judge: the topic-shift detector over the local embedding model. */
+export function offlineJudge(embedder: Embedder): BoundaryJudge {
+  return {
+    reason: 'TOPIC_SHIFT',
+    judge: (messages, signal) => detectTopicShifts(messages, embedder, { signal }),
+  };
+}
+
+export interface SegmenterSettings {
+  /** The judge looks at a tail only from this many messages on (shorter tails have no topics yet). */
+  readonly minTailMessages: number;
+  /** Appends to one session within this time are judged once, ms. */
+  readonly debounceMs: number;
+  /** How often silent sessions are looked for (TIME_GAP by silence), ms. */
+  readonly sweepMs: number;
+}
+
+export const DEFAULT_SEGMENTER_SETTINGS: SegmenterSettings = {
+  minTailMessages: 8,
+  debounceMs: 1_000,
+  sweepMs: 60_000,
+};
+
+/**
+ * The asynchronous part of boundary detection (blueprint §3 flow 2), after `AppendMessages`
+ * returned: a judge (model or offline topic-shift detector) proposes splits inside the open
+ * tail, and a periodic sweep closes tails that have been silent for longer than the gap
+ * (TIME_GAP). Each close is one transaction that re-checks that the tail has not moved since it
+ * was read, so a concurrent append or flush is never undone; what is skipped is judged again
+ * after the next append.
+ */
+export class Segmenter {
+  readonly #sessions: SessionRepository;
+  readonly #pending = new Map<string, NodeJS.Timeout>();
+  readonly #running = new Set<Promise<void>>();
+  readonly #abort = new AbortController();
+  #sweepTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly deps: {
+      readonly store: Store;
+      readonly rules: BoundaryRules;
+      readonly judge?: BoundaryJudge;
+      readonly handOff?: ExtractionHandOff;
+      readonly logger: Logger;
+      readonly settings?: Partial<SegmenterSettings>;
+    },
+  ) {
+    this.#sessions = new SessionRepository(deps.store);
+  }
+
+  get settings(): SegmenterSettings {
+    return { ...DEFAULT_SEGMENTER_SETTINGS, ...this.deps.settings };
+  }
+
+  start(): void {
+    const tick = () => {
+      this.#track(this.sweepSilence());
+      this.#sweepTimer = setTimeout(tick, this.settings.sweepMs);
+      this.#sweepTimer.unref();
+    };
+    tick();
+  }
+
+  async stop(): Promise<void> {
+    if (this.#sweepTimer !== undefined) clearTimeout(this.#sweepTimer);
+    for (const timer of this.#pending.values()) clearTimeout(timer);
+    this.#pending.clear();
+    this.#abort.abort(new Error('shutting down'));
+    await Promise.allSettled([...this.#running]);
+  }
+
+  /** A session's open tail grew: judge it after the debounce. */
+  tailGrew(tenantId: string, sessionId: string): void {
+    if (this.deps.judge === undefined || this.#abort.signal.aborted) return;
+    const key = `${tenantId}/${sessionId}`;
+    const previous = this.#pending.get(key);
+    if (previous !== undefined) clearTimeout(previous);
+    const timer = setTimeout(() => {
+      this.#pending.delete(key);
+      this.#track(this.judgeSession(tenantId, sessionId));
+    }, this.settings.debounceMs);
+    timer.unref();
+    this.#pending.set(key, timer);
+  }
+
+  /** Judges one session's open tail now and closes the cells the judge finds; returns how many. */
+  async judgeSession(tenantId: string, sessionId: string): Promise<number> {
+    const judge = this.deps.judge;
+    if (judge === undefined) return 0;
+    const session = await this.#sessions.get(tenantId, sessionId);
+    if (session?.status !== 'ACTIVE') return 0;
+    const tail = await this.#sessions.openTail(tenantId, sessionId);
+    if (tail.length < this.settings.minTailMessages) return 0;
+    const first = tail[0]?.sequence;
+    const judgement = await judge.judge(
+      tail.map((m) => ({ sequence: m.sequence, role: m.role, content: m.content })),
+      this.#abort.signal,
+    );
+    const last = tail[tail.length - 1]?.sequence ?? 0;
+    // The segment after the last split stays open: the conversation may go on with its topic.
+    const splits = judgement.splits.filter((s) => s.afterSequence >= (first ?? 0) && s.afterSequence < last);
+    if (splits.length === 0) return 0;
+    const closed = await inTransaction(this.deps.store, async (trx) => {
+      const current = await this.#sessions.get(tenantId, sessionId, trx);
+      // The tail moved (flushed, closed by a rule, session closed): judge again later.
+      if (current?.status !== 'ACTIVE' || current.openFromSequence !== first) return 0;
+      for (const split of splits) {
+        await this.#sessions.closeMemCell(trx, tenantId, sessionId, {
+          throughSequence: split.afterSequence,
+          reason: judge.reason,
+          note: split.note,
+        });
+      }
+      return splits.length;
+    });
+    if (closed > 0) {
+      this.deps.handOff?.wake();
+      this.deps.logger.debug(
+        { session: `sessions/${sessionId}`, closed, reason: judge.reason },
+        'topic boundaries',
+      );
+    }
+    return closed;
+  }
+
+  /** Closes the open tails of sessions silent for longer than the gap (TIME_GAP); returns how many. */
+  async sweepSilence(now = Date.now()): Promise<number> {
+    const silentBefore = now - this.deps.rules.timeGapMs;
+    let closed = 0;
+    for (const session of await this.#sessions.silentSessions(silentBefore, 100)) {
+      const done = await inTransaction(this.deps.store, async (trx) => {
+        const current = await this.#sessions.get(session.tenantId, session.id, trx);
+        if (
+          current?.status !== 'ACTIVE' ||
+          current.version !== session.version ||
+          current.lastSequence < current.openFromSequence
+        ) {
+          return false;
+        }
+        await this.#sessions.closeMemCell(trx, session.tenantId, session.id, {
+          throughSequence: current.lastSequence,
+          reason: 'TIME_GAP',
+        });
+        return true;
+      });
+      if (done) closed += 1;
+    }
+    if (closed > 0) this.deps.handOff?.wake();
+    return closed;
+  }
+
+  #track(work: Promise<unknown>): void {
+    const tracked = work.then(
+      () => undefined,
+      (error: unknown) => {
+        if (this.#abort.signal.aborted) return;
+        this.deps.logger.warn(
+          { err: error instanceof Error ? `${error.name}: ${error.message}` : String(error) },
+          'boundary detection failed; the tail is judged again after the next append',
+        );
+      },
+    );
+    this.#running.add(tracked);
+    void tracked.finally(() => this.#running.delete(tracked));
+  }
+}
