@@ -497,6 +497,17 @@ describe('boundaries and MemCells', () => {
       includeCompacted: false,
     });
     expect(uncompacted.messages.map((m) => m.sequence)).toEqual(['3']);
+    // Internal callers (the service role) read every session of their tenant; others do not.
+    const asService = await ok<{ messages: Message[] }>(
+      'ListMessages',
+      { parent: session.name },
+      'engram-governance',
+      ['service'],
+    );
+    expect(asService.messages).toHaveLength(3);
+    expect(await failure('ListMessages', { parent: session.name }, 'bob')).toMatchObject({
+      code: grpc.status.NOT_FOUND,
+    });
   });
 
   it('deletes a session with its messages and MemCells', async () => {

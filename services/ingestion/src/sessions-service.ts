@@ -136,6 +136,14 @@ export function createSessionHandlers(deps: SessionDeps): Partial<ServiceImpl<ty
   const ownedSession = (principal: Principal, id: string, executor?: Executor) =>
     sessions.getOwned(principal.tenantId, principal.subject, id, executor);
 
+  /** Reads: the owner, or a `service` principal of the tenant (internal callers read everything). */
+  const readableSession = async (principal: Principal, id: string) => {
+    if (!principal.roles.includes('service')) return ownedSession(principal, id);
+    const session = await sessions.get(principal.tenantId, id);
+    if (session === undefined) throw errors.notFound(`sessions/${id}`);
+    return session;
+  };
+
   /** Waits until the cell is EXTRACTED or FAILED, or the time is up; returns its latest state. */
   const waitForExtraction = async (cell: MemCellRecord, ms: number, ctx: HandlerContext) => {
     const remaining = ctx.timeoutMs();
@@ -206,7 +214,7 @@ export function createSessionHandlers(deps: SessionDeps): Partial<ServiceImpl<ty
     async getSession(request, ctx) {
       const principal = requirePrincipal(ctx.values);
       const id = parseSessionName(request.name);
-      return { session: await view(await ownedSession(principal, id)) };
+      return { session: await view(await readableSession(principal, id)) };
     },
 
     async listSessions(request, ctx) {
@@ -394,7 +402,7 @@ export function createSessionHandlers(deps: SessionDeps): Partial<ServiceImpl<ty
     async getMessage(request, ctx) {
       const principal = requirePrincipal(ctx.values);
       const { sessionId, messageId } = parseMessageName(request.name);
-      await ownedSession(principal, sessionId).catch(() => {
+      await readableSession(principal, sessionId).catch(() => {
         throw errors.notFound(request.name);
       });
       const message = await sessions.getMessage(principal.tenantId, sessionId, messageId);
@@ -414,7 +422,7 @@ export function createSessionHandlers(deps: SessionDeps): Partial<ServiceImpl<ty
       }
       const roles = storedRoles(request.roles, 'roles');
       const size = pageSize(request.pageSize, 100, 1000);
-      await ownedSession(principal, id);
+      await readableSession(principal, id);
       const page = await sessions.listMessages(
         principal.tenantId,
         id,
@@ -496,7 +504,7 @@ export function createSessionHandlers(deps: SessionDeps): Partial<ServiceImpl<ty
     async getMemCell(request, ctx) {
       const principal = requirePrincipal(ctx.values);
       const { sessionId, memCellId } = parseMemCellName(request.name);
-      await ownedSession(principal, sessionId).catch(() => {
+      await readableSession(principal, sessionId).catch(() => {
         throw errors.notFound(request.name);
       });
       const cell = await sessions.getMemCell(principal.tenantId, sessionId, memCellId);
@@ -509,7 +517,7 @@ export function createSessionHandlers(deps: SessionDeps): Partial<ServiceImpl<ty
       const id = parseSessionName(request.parent, 'parent');
       const statuses = storedMemCellStatuses(request.statuses.filter((s) => s !== MemCellStatus.UNSPECIFIED));
       const size = pageSize(request.pageSize, 50, 500);
-      await ownedSession(principal, id);
+      await readableSession(principal, id);
       const page = await sessions.listMemCells(
         principal.tenantId,
         id,
