@@ -18,6 +18,8 @@ export interface ExtractionJobRecord {
   /** Owner of the MemCell's session, who owns the memories written. */
   readonly ownerId: string;
   readonly memCellId: string;
+  /** The MemCell's session ('' for jobs recorded before it was kept). */
+  readonly sessionId: string;
   readonly state: ExtractionJobState;
   readonly extractors: readonly Extractor[];
   /** How many times the job was started. */
@@ -42,6 +44,7 @@ export interface NewExtractionJob {
   readonly tenantId: string;
   readonly ownerId: string;
   readonly memCellId: string;
+  readonly sessionId: string;
   readonly extractors: readonly Extractor[];
   /** Default PENDING. */
   readonly state?: ExtractionJobState;
@@ -72,6 +75,7 @@ export interface ExtractionJobPatch {
 /** Narrowing filters of {@link ExtractionJobRepository.list}. Empty arrays mean "any". */
 export interface ExtractionJobFilter {
   readonly memCellId?: string;
+  readonly sessionId?: string;
   readonly ownerId?: string;
   readonly states?: readonly ExtractionJobState[];
 }
@@ -92,6 +96,7 @@ export class ExtractionJobRepository {
       tenantId: input.tenantId,
       ownerId: input.ownerId,
       memCellId: input.memCellId,
+      sessionId: input.sessionId,
       state,
       extractors: input.extractors,
       attempts: input.attempts ?? 0,
@@ -140,6 +145,7 @@ export class ExtractionJobRepository {
     const rows = await run(this.store, (db) => {
       let q = db.selectFrom('extraction_jobs').selectAll().where('tenant_id', '=', tenantId);
       if (filter.memCellId !== undefined) q = q.where('mem_cell_id', '=', filter.memCellId);
+      if (filter.sessionId !== undefined) q = q.where('session_id', '=', filter.sessionId);
       if (filter.ownerId !== undefined) q = q.where('owner_id', '=', filter.ownerId);
       if (filter.states?.length) q = q.where('state', 'in', [...filter.states]);
       if (after !== undefined) q = q.where('id', '<', String(after));
@@ -232,6 +238,7 @@ function toRecord(row: ExtractionJobRow): ExtractionJobRecord {
     tenantId: row.tenant_id,
     ownerId: row.owner_id,
     memCellId: row.mem_cell_id,
+    sessionId: row.session_id,
     state: row.state as ExtractionJobState,
     extractors: fromJson<Extractor[]>(row.extractors_json) ?? [],
     attempts: row.attempts,
@@ -252,6 +259,7 @@ function toRow(j: ExtractionJobRecord): ExtractionJobRow {
     tenant_id: j.tenantId,
     owner_id: j.ownerId,
     mem_cell_id: j.memCellId,
+    session_id: j.sessionId,
     state: j.state,
     extractors_json: toJson(j.extractors),
     attempts: j.attempts,

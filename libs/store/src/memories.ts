@@ -278,6 +278,28 @@ export class MemoryRepository {
     return row === undefined ? undefined : toRecord(row);
   }
 
+  /** How many ACTIVE memories `ownerId` has in the tenant (of `type`, when given; evergreen only, when asked). */
+  async countActive(
+    tenantId: string,
+    ownerId: string,
+    options: { readonly type?: MemoryType; readonly evergreenOnly?: boolean } = {},
+    executor?: Executor,
+  ): Promise<number> {
+    const query = (db: Executor) => {
+      let q = db
+        .selectFrom('memories')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('tenant_id', '=', tenantId)
+        .where('owner_id', '=', ownerId)
+        .where('status', '=', 'ACTIVE');
+      if (options.type !== undefined) q = q.where('type', '=', options.type);
+      if (options.evergreenOnly === true) q = q.where('evergreen', '=', 1);
+      return q.executeTakeFirstOrThrow();
+    };
+    const row = executor === undefined ? await run(this.store, query) : await query(executor);
+    return row.n;
+  }
+
   /** Non-deleted memories of the owner with exactly this content (dedupe). */
   async findByContentHash(
     trx: Executor,

@@ -203,6 +203,7 @@ export interface ExtractionJobsTable {
   tenant_id: string;
   owner_id: string;
   mem_cell_id: string;
+  session_id: string;
   state: string;
   extractors_json: string;
   attempts: number;

@@ -39,6 +39,7 @@ describe.each(dialects)('ExtractionJobRepository on $name', (dialect) => {
         {
           ownerId: 'alice',
           memCellId: newId(),
+          sessionId: 'S1',
           extractors: ['EPISODE', 'EVENT', 'FORESIGHT', 'FACT'],
           ...input,
         },
@@ -161,6 +162,7 @@ describe.each(dialects)('ExtractionJobRepository on $name', (dialect) => {
           tenantId: 'j6',
           ownerId: 'alice',
           memCellId: newId(),
+          sessionId: 'S1',
           extractors: ['FACT'],
         });
         throw new Error('crash after the write');

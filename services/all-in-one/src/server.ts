@@ -1,5 +1,12 @@
 import { contextRoutes } from '@engram/context';
-import { governanceRoutes } from '@engram/governance';
+import { IngestionService } from '@engram/contracts/ingestion';
+import {
+  governanceRoutes,
+  openGovernanceResources,
+  runOfflineExtractor,
+  type ExtractionRunner,
+  type GovernanceResources,
+} from '@engram/governance';
 import {
   ingestionRoutes,
   offlineJudge,
@@ -11,6 +18,7 @@ import { mkdirSync } from 'node:fs';
 import {
   createLogger,
   serve,
+  serviceClient,
   type Logger,
   type ServeContext,
   type ServiceRegistration,
@@ -24,6 +32,7 @@ export function allServices(
   logger: Logger,
   retrieval: RetrievalResources,
   ingestion: IngestionResources,
+  governance: GovernanceResources & { onRunner?: (runner: ExtractionRunner) => void },
   context: ServeContext,
 ): ServiceRegistration[] {
   const ingestionLogger = logger.child({ component: 'ingestion' });
@@ -36,7 +45,13 @@ export function allServices(
     judge: offlineJudge(retrieval.embedder),
   });
   return [
-    ...governanceRoutes({ logger: logger.child({ component: 'governance' }) }),
+    ...governanceRoutes({
+      logger: logger.child({ component: 'governance' }),
+      ...governance,
+      ingestion: serviceClient(IngestionService, context.localTransport),
+      runExtractor: runOfflineExtractor,
+      model: '',
+    }),
     ...ingestionRoutes({
       logger: ingestionLogger,
       ...ingestion,
@@ -67,21 +82,30 @@ export async function createAllInOneServer(
       await store.close();
     }
   }
+  const logger = createLogger({ service: 'all-in-one', level: config.ENGRAM_LOG_LEVEL });
   const ingestion = openIngestionResources(config);
-  const retrieval = await openRetrievalResources(
-    config,
-    createLogger({ service: 'all-in-one', level: config.ENGRAM_LOG_LEVEL }).child({ component: 'retrieval' }),
-  );
+  const governance = openGovernanceResources(config, logger.child({ component: 'governance' }));
+  const retrieval = await openRetrievalResources(config, logger.child({ component: 'retrieval' }));
+  let runner: ExtractionRunner | undefined;
   return serve({
     name: 'all-in-one',
     env: config,
     port: config.ENGRAM_PORT,
     services: (logger, { localTransport, serviceCredentials }) =>
-      allServices(logger, retrieval, ingestion, { localTransport, serviceCredentials }),
+      allServices(
+        logger,
+        retrieval,
+        ingestion,
+        { ...governance, onRunner: (r) => (runner = r) },
+        { localTransport, serviceCredentials },
+      ),
     fallbackSecret: () => loadOrCreateLocalSecret(config.ENGRAM_DATA_DIR),
     onShutdown: async () => {
-      await retrieval.close();
+      // Ingestion's hand-off waits for governance's answers: stop it first.
       await ingestion.close();
+      await runner?.stop();
+      await governance.close();
+      await retrieval.close();
     },
     announce: (server) => ({
       dataDir: config.ENGRAM_DATA_DIR,

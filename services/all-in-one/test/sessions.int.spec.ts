@@ -403,25 +403,33 @@ describe('boundaries and MemCells', () => {
     expect(cells[0]!.boundaryNote).toMatch(/^topic shift: depth/);
   }, 60_000);
 
-  it('flushes the open tail, hands the MemCell to governance and retries durably until the last attempt', async () => {
+  it('flushes the open tail and hands the MemCell to governance, which extracts its memories', async () => {
     const session = await createSession();
-    await ok('AppendMessages', { parent: session.name, messages: [user('I moved to Berlin in March')] });
-    const flushed = await ok<{ memCell: MemCell }>('FlushSession', {
+    const said = Date.now() - 60_000;
+    await ok('AppendMessages', {
+      parent: session.name,
+      messages: [
+        user(
+          'From now on please answer more concisely. My goal for the next 30 days is to solve 200 problems.',
+          said,
+        ),
+      ],
+    });
+    const flushed = await ok<{ memCell: MemCell & { extractionJob: string } }>('FlushSession', {
       name: session.name,
       reason: 'user left the chat',
       requestId: 'flush-1',
       waitForExtraction: true,
       extractionWaitTimeout: { seconds: '20' },
     });
-    // Governance answers UNIMPLEMENTED for now: the failure is recorded per attempt, retried
-    // with backoff, and final after ENGRAM_EXTRACTION_MAX_ATTEMPTS (2 here).
     expect(flushed.memCell).toMatchObject({
       boundaryReason: 'BOUNDARY_REASON_FLUSH',
       boundaryNote: 'user left the chat',
-      status: 'MEM_CELL_STATUS_FAILED',
-      attempts: 2,
-      lastErrorReason: 'ERROR_REASON_NOT_IMPLEMENTED',
+      status: 'MEM_CELL_STATUS_EXTRACTED',
+      attempts: 1,
+      lastErrorReason: 'ERROR_REASON_UNSPECIFIED',
     });
+    expect(flushed.memCell.extractionJob).toMatch(/^extractionJobs\//);
     // The retry returns the same cell; the empty tail flushes nothing.
     const retry = await ok<{ memCell: MemCell }>('FlushSession', {
       name: session.name,

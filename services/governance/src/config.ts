@@ -1,11 +1,28 @@
-import { parseEnv, serviceEnvSchema, type ServiceEnv } from '@engram/runtime';
+import type { z } from 'zod';
+import { llmEnvShape } from '@engram/llm';
+import { envString, parseEnv, serviceEnvSchema } from '@engram/runtime';
+import { storeEnvShape } from '@engram/store';
 
 /** Port of the governance service when it runs as its own process (`ENGRAM_PORT` overrides). */
 export const DEFAULT_PORT = 50061;
 
-export type GovernanceConfig = ServiceEnv;
+/** Governance's own settings, shared with the all-in-one process. */
+export const governanceEnvShape = {
+  ...storeEnvShape,
+  ...llmEnvShape,
+} as const;
+
+/** Where the standalone governance process reaches ingestion (the all-in-one calls it in-process). */
+export const ingestionClientEnvShape = {
+  ENGRAM_INGESTION_URL: envString(),
+} as const;
+
+const schema = serviceEnvSchema(DEFAULT_PORT).extend(governanceEnvShape).extend(ingestionClientEnvShape);
+
+export type GovernanceConfig = z.output<typeof schema>;
+export type GovernanceDataConfig = z.output<z.ZodObject<typeof governanceEnvShape>>;
 
 /** Parses the environment once, at start; a bad variable fails with its name. */
 export function loadConfig(env: Readonly<Record<string, string | undefined>>): GovernanceConfig {
-  return parseEnv(serviceEnvSchema(DEFAULT_PORT), env);
+  return parseEnv(schema, env);
 }

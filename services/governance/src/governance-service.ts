@@ -1,19 +1,411 @@
-import type { ServiceImpl } from '@connectrpc/connect';
-import type { GovernanceService } from '@engram/contracts/governance';
-import type { Logger } from '@engram/runtime';
+import type { Client, HandlerContext, ServiceImpl } from '@connectrpc/connect';
+import { Scope as ScopeEnum } from '@engram/contracts/common';
+import {
+  ExtractionJobState,
+  ExtractionJobView,
+  MemoryOrder,
+  MemoryStatus,
+  MemoryType as MemoryTypeEnum,
+  type GovernanceService,
+} from '@engram/contracts/governance';
+import type { IngestionService } from '@engram/contracts/ingestion';
+import { errors, requirePrincipal, type Logger, type Principal } from '@engram/runtime';
+import {
+  ExtractionJobRepository,
+  MemoryRepository,
+  idempotent,
+  type ExtractionJobRecord,
+  type ExtractionJobState as StoredJobState,
+  type MemoryRecord,
+  type MemoryStatus as StoredStatus,
+  type MemoryType,
+  type RequestKey,
+  type Scope,
+  type Store,
+  type Viewer,
+} from '@engram/store';
+import { judge } from './domain/rules/engine.js';
+import type { GovernancePolicy } from './domain/rules/policy.js';
+import {
+  ExtractionRunner,
+  commitJudgements,
+  ingestionFailure,
+  jobResult,
+  storeLookups,
+  type JobCaller,
+  type RunExtractor,
+} from './extraction.js';
+import { decisionMessage, jobMessage } from './jobs-api.js';
+import {
+  candidateFromMessage,
+  memoryMessage,
+  parseJobName,
+  parseMemCellName,
+  parseMemoryName,
+  requestedExtractors,
+} from './memory-api.js';
 
-/** What the governance service is built from. Grows with the adapters (database, index, clients). */
+/** What the governance service is built from. */
 export interface GovernanceDeps {
   readonly logger: Logger;
+  readonly store: Store;
+  readonly policy: GovernancePolicy;
+  /** Ingestion, for reading MemCells (the caller's credential is forwarded). */
+  readonly ingestion: Client<typeof IngestionService>;
+  /** The extractors: the model's prompts where a model is configured, else the offline rules. */
+  readonly runExtractor: RunExtractor;
+  /** The extraction model's id ('' for the offline extractors). */
+  readonly model: string;
+  /** Receives the runner so the process can stop it at shutdown. */
+  readonly onRunner?: (runner: ExtractionRunner) => void;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9_-]{1,64}$/;
+const MAX_CANDIDATES = 50;
+const SERVICE = 'engram.governance.v1.GovernanceService';
+
+function checkRequestId(requestId: string): void {
+  if (requestId !== '' && !REQUEST_ID.test(requestId)) {
+    throw errors.fieldInvalid('request_id', '1-64 characters of [A-Za-z0-9_-]');
+  }
+}
+
+function requestKey(principal: Principal, requestId: string, method: string): RequestKey | undefined {
+  return requestId === ''
+    ? undefined
+    : { tenantId: principal.tenantId, subject: principal.subject, method: `${SERVICE}/${method}`, requestId };
+}
+
+function pageSize(requested: number): number {
+  if (requested < 0) throw errors.fieldInvalid('page_size', 'must not be negative');
+  return requested === 0 ? 50 : Math.min(requested, 500);
+}
+
+const privileged = (p: Principal) => p.roles.includes('service') || p.roles.includes('admin');
+
+function viewerOf(principal: Principal): Viewer {
+  return {
+    tenantId: principal.tenantId,
+    subject: principal.subject,
+    orgIds: principal.orgIds,
+    platform: principal.roles.includes('platform'),
+  };
+}
+
+/** Resolves when `work` does, or rejects with the call's cancellation (the work goes on). */
+function untilCancelled<T>(work: Promise<T>, ctx: HandlerContext): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => {
+      reject(ctx.signal.reason as Error);
+    };
+    if (ctx.signal.aborted) {
+      onAbort();
+      return;
+    }
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => {
+      ctx.signal.removeEventListener('abort', onAbort);
+    });
+  });
+}
+
+const TYPE_NAMES: Partial<Record<MemoryTypeEnum, MemoryType>> = {
+  [MemoryTypeEnum.FACT]: 'FACT',
+  [MemoryTypeEnum.EPISODE]: 'EPISODE',
+  [MemoryTypeEnum.EVENT]: 'EVENT',
+  [MemoryTypeEnum.FORESIGHT]: 'FORESIGHT',
+  [MemoryTypeEnum.SUMMARY]: 'SUMMARY',
+};
+const STATUS_NAMES: Partial<Record<MemoryStatus, StoredStatus>> = {
+  [MemoryStatus.ACTIVE]: 'ACTIVE',
+  [MemoryStatus.SUPERSEDED]: 'SUPERSEDED',
+  [MemoryStatus.EXPIRED]: 'EXPIRED',
+  [MemoryStatus.DELETED]: 'DELETED',
+  [MemoryStatus.QUARANTINED]: 'QUARANTINED',
+};
+const SCOPE_NAMES: Partial<Record<ScopeEnum, Scope>> = {
+  [ScopeEnum.SELF]: 'SELF',
+  [ScopeEnum.ORG]: 'ORG',
+  [ScopeEnum.PLATFORM]: 'PLATFORM',
+};
+const JOB_STATE_NAMES: Partial<Record<ExtractionJobState, StoredJobState>> = {
+  [ExtractionJobState.PENDING]: 'PENDING',
+  [ExtractionJobState.RUNNING]: 'RUNNING',
+  [ExtractionJobState.SUCCEEDED]: 'SUCCEEDED',
+  [ExtractionJobState.FAILED]: 'FAILED',
+};
+
+function names<E extends number, N>(values: readonly E[], table: Partial<Record<E, N>>, field: string): N[] {
+  return values.map((v) => {
+    const name = table[v];
+    if (name === undefined) throw errors.fieldInvalid(field, 'UNSPECIFIED or unknown value');
+    return name;
+  });
 }
 
 /**
- * `engram.governance.v1.GovernanceService`. Methods are added here as their issues land; a method that is
- * absent answers UNIMPLEMENTED with reason NOT_IMPLEMENTED through the runtime's error boundary,
- * never with made-up data.
+ * `engram.governance.v1.GovernanceService`. Methods are added as their issues land; a method that
+ * is absent answers UNIMPLEMENTED with reason NOT_IMPLEMENTED through the runtime's error
+ * boundary, never with made-up data.
  */
 export function createGovernanceService(
-  _deps: GovernanceDeps,
+  deps: GovernanceDeps,
 ): Partial<ServiceImpl<typeof GovernanceService>> {
-  return {};
+  const jobs = new ExtractionJobRepository(deps.store);
+  const memories = new MemoryRepository(deps.store);
+  const runner = new ExtractionRunner({
+    store: deps.store,
+    logger: deps.logger.child({ component: 'extraction' }),
+    ingestion: deps.ingestion,
+    policy: deps.policy,
+    runExtractor: deps.runExtractor,
+    model: deps.model,
+  });
+  deps.onRunner?.(runner);
+
+  /** The memories the decisions of `list` name, as they are now. */
+  const decisionMemories = async (tenantId: string, list: readonly ExtractionJobRecord[]) => {
+    const ids = new Set(
+      list.flatMap((j) =>
+        (jobResult(j).decisions ?? []).flatMap((d) => (d.memoryId === undefined ? [] : [d.memoryId])),
+      ),
+    );
+    const found = new Map<string, MemoryRecord>();
+    for (const id of ids) {
+      const memory = await memories.get(tenantId, id);
+      if (memory !== undefined) found.set(id, memory);
+    }
+    return found;
+  };
+
+  const visibleJob = async (principal: Principal, id: string) => {
+    const job = await jobs.get(principal.tenantId, id);
+    if (job === undefined || (!privileged(principal) && job.ownerId !== principal.subject)) {
+      throw errors.notFound(`extractionJobs/${id}`);
+    }
+    return job;
+  };
+
+  return {
+    async extractMemories(request, ctx) {
+      const principal = requirePrincipal(ctx.values);
+      const { sessionId, memCellId } = parseMemCellName(request.memCell);
+      const extractors = requestedExtractors(request.extractors);
+      checkRequestId(request.requestId);
+      const headers = new Headers({ authorization: `Bearer ${principal.token}` });
+      // The MemCell and its owner, with the caller's credential: ingestion decides who may read it
+      // (its session's owner, or a service principal), so NOT_FOUND covers both "absent" and
+      // "not yours", and nothing is recorded when ingestion cannot be reached.
+      let ownerId: string;
+      let languageCode: string;
+      try {
+        const { memCell } = await deps.ingestion.getMemCell(
+          { name: request.memCell },
+          { headers, signal: ctx.signal },
+        );
+        if (memCell === undefined) throw errors.notFound(request.memCell);
+        const { session } = await deps.ingestion.getSession(
+          { name: `sessions/${sessionId}` },
+          { headers, signal: ctx.signal },
+        );
+        if (session === undefined) throw errors.notFound(request.memCell);
+        ownerId = session.owner;
+        languageCode = session.languageCode;
+      } catch (error) {
+        throw error instanceof Error && 'reason' in error ? error : ingestionFailure(error, request.memCell);
+      }
+      const { result } = await idempotent(
+        deps.store,
+        requestKey(principal, request.requestId, 'ExtractMemories'),
+        { memCell: request.memCell, extractors, dryRun: request.dryRun, reextract: request.reextract },
+        async (trx) => {
+          if (!request.dryRun) {
+            const running = await jobs.findRunning(principal.tenantId, memCellId, trx);
+            if (running !== undefined && !jobResult(running).dryRun) {
+              throw errors.failedPrecondition(
+                'STATE_CONFLICT',
+                `extraction job extractionJobs/${running.id} of this MemCell has not ended`,
+                { name: `extractionJobs/${running.id}` },
+              );
+            }
+          }
+          const job = await jobs.create(trx, {
+            tenantId: principal.tenantId,
+            ownerId,
+            memCellId,
+            sessionId,
+            extractors,
+            languageCode,
+            requestId: request.requestId,
+            result: {
+              sessionId,
+              requestedBy: principal.subject,
+              dryRun: request.dryRun,
+              reextract: request.reextract,
+            },
+          });
+          return { jobId: job.id };
+        },
+      );
+      const job = await jobs.get(principal.tenantId, result.jobId);
+      if (job === undefined) throw errors.notFound(`extractionJobs/${result.jobId}`);
+      const caller: JobCaller = { principal, headers };
+      const done = runner.run(job, caller);
+      if (request.returnImmediately) {
+        done.catch(() => undefined);
+        return { extractionJob: jobMessage(job, new Map()) };
+      }
+      const ended = await untilCancelled(done, ctx);
+      return { extractionJob: jobMessage(ended, await decisionMemories(principal.tenantId, [ended])) };
+    },
+
+    async getExtractionJob(request, ctx) {
+      const principal = requirePrincipal(ctx.values);
+      const job = await visibleJob(principal, parseJobName(request.name));
+      return { extractionJob: jobMessage(job, await decisionMemories(principal.tenantId, [job])) };
+    },
+
+    async listExtractionJobs(request, ctx) {
+      const principal = requirePrincipal(ctx.values);
+      const memCellId =
+        request.memCell === '' ? undefined : parseMemCellName(request.memCell, 'mem_cell').memCellId;
+      let sessionId: string | undefined;
+      if (request.session !== '') {
+        sessionId = /^sessions\/([0-9A-HJKMNP-TV-Z]{26})$/.exec(request.session)?.[1];
+        if (sessionId === undefined) {
+          throw errors.invalidArgument('NAME_INVALID', 'session must look like sessions/{session}', {
+            field: 'session',
+            pattern: 'sessions/{session}',
+          });
+        }
+      }
+      const states = names(request.states, JOB_STATE_NAMES, 'states');
+      const page = await jobs.list(
+        principal.tenantId,
+        {
+          ...(memCellId !== undefined ? { memCellId } : {}),
+          ...(sessionId !== undefined ? { sessionId } : {}),
+          ...(states.length > 0 ? { states } : {}),
+          ...(privileged(principal) ? {} : { ownerId: principal.subject }),
+        },
+        { pageSize: pageSize(request.pageSize), pageToken: request.pageToken },
+      );
+      const full = request.view === ExtractionJobView.FULL;
+      const found = full
+        ? await decisionMemories(principal.tenantId, page.items)
+        : new Map<string, MemoryRecord>();
+      return {
+        extractionJobs: page.items.map((j) => jobMessage(j, found, full)),
+        nextPageToken: page.nextPageToken,
+      };
+    },
+
+    async proposeMemories(request, ctx) {
+      const principal = requirePrincipal(ctx.values);
+      checkRequestId(request.requestId);
+      if (request.candidates.length === 0) throw errors.fieldRequired('candidates');
+      if (request.candidates.length > MAX_CANDIDATES) {
+        throw errors.resourceExhausted('BATCH_TOO_LARGE', `at most ${MAX_CANDIDATES} candidates per call`, {
+          field: 'candidates',
+          limit: String(MAX_CANDIDATES),
+        });
+      }
+      const candidates = request.candidates.map((c, i) => {
+        const candidate = candidateFromMessage(c, i, { sourceKind: 'EXPLICIT_USER_STATEMENT' });
+        return candidate.languageCode === undefined && request.languageCode !== ''
+          ? { ...candidate, languageCode: request.languageCode }
+          : candidate;
+      });
+      const { result } = await idempotent(
+        deps.store,
+        requestKey(principal, request.requestId, 'ProposeMemories'),
+        { candidates: request.candidates.map((c) => JSON.stringify(c)), dryRun: request.dryRun },
+        async (trx) => {
+          const now = Date.now();
+          const judgements = await judge(candidates, {
+            principal,
+            owner: principal.subject,
+            now,
+            policy: deps.policy,
+            lookups: storeLookups(memories, trx, principal.tenantId),
+            mode: 'propose',
+          });
+          if (request.dryRun) {
+            return {
+              decisions: judgements.map((j) => ({ judgement: j, memoryId: undefined as string | undefined })),
+            };
+          }
+          const stored = await commitJudgements(
+            trx,
+            memories,
+            judgements,
+            {
+              kind: privileged(principal) ? 'SERVICE' : 'USER',
+              id: principal.subject,
+              ...(request.requestId !== '' ? { requestId: request.requestId } : {}),
+            },
+            now,
+          );
+          return {
+            decisions: judgements.map((j, i) => ({ judgement: j, memoryId: stored[i]?.memoryId })),
+          };
+        },
+      );
+      const decisions = await Promise.all(
+        result.decisions.map(async ({ judgement, memoryId }) =>
+          decisionMessage(
+            judgement,
+            memoryId === undefined ? undefined : await memories.get(principal.tenantId, memoryId),
+          ),
+        ),
+      );
+      return { decisions };
+    },
+
+    async getMemory(request, ctx) {
+      const principal = requirePrincipal(ctx.values);
+      const memory = await memories.getVisible(viewerOf(principal), parseMemoryName(request.name));
+      return { memory: memoryMessage(memory) };
+    },
+
+    async listMemories(request, ctx) {
+      const principal = requirePrincipal(ctx.values);
+      const unsupported = [
+        request.keys.length > 0 && 'keys',
+        request.orgId !== '' && 'org_id',
+        request.sourceKinds.length > 0 && 'source_kinds',
+        request.minConfidence !== undefined && 'min_confidence',
+        request.occurTime !== undefined && 'occur_time',
+        request.createTime !== undefined && 'create_time',
+        request.validAt !== undefined && 'valid_at',
+        request.session !== '' && 'session',
+        request.order !== MemoryOrder.UNSPECIFIED &&
+          request.order !== MemoryOrder.CREATE_TIME_DESC &&
+          'order',
+      ].filter((f): f is string => typeof f === 'string');
+      if (unsupported.length > 0) {
+        throw errors.fieldInvalid(
+          unsupported[0] ?? '',
+          'this filter is not supported by this server version yet',
+        );
+      }
+      if (request.namespaces.length > 50) throw errors.fieldInvalid('namespaces', 'at most 50 values');
+      const types = names(request.types, TYPE_NAMES, 'types');
+      const statuses = names(request.statuses, STATUS_NAMES, 'statuses');
+      const scopes = names(request.scopes, SCOPE_NAMES, 'scopes');
+      const page = await memories.list(
+        viewerOf(principal),
+        {
+          ...(types.length > 0 ? { types } : {}),
+          ...(statuses.length > 0 ? { statuses } : {}),
+          ...(request.namespaces.length > 0 ? { namespaces: request.namespaces } : {}),
+          ...(scopes.length > 0 ? { scopes } : {}),
+          ...(request.owner !== '' ? { ownerId: request.owner } : {}),
+          ...(request.evergreenOnly ? { evergreenOnly: true } : {}),
+        },
+        { pageSize: pageSize(request.pageSize), pageToken: request.pageToken },
+      );
+      return { memories: page.items.map(memoryMessage), nextPageToken: page.nextPageToken };
+    },
+  };
 }

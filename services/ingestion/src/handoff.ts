@@ -28,6 +28,15 @@ export const DEFAULT_HANDOFF_SETTINGS: HandOffSettings = {
   concurrency: 2,
 };
 
+/** The reason of a failure that carries no `ErrorInfo` (transport errors, the framework's own). */
+const FRAMEWORK_REASONS: Partial<Record<Code, string>> = {
+  [Code.Unavailable]: 'DEPENDENCY_UNAVAILABLE',
+  [Code.DeadlineExceeded]: 'DEADLINE_EXCEEDED',
+  [Code.Unimplemented]: 'NOT_IMPLEMENTED',
+  [Code.Canceled]: 'CANCELLED',
+  [Code.Unauthenticated]: 'TOKEN_INVALID',
+};
+
 /** Failures that no retry can fix: the cell fails at once. */
 const PERMANENT = new Set([Code.InvalidArgument, Code.PermissionDenied, Code.Unauthenticated]);
 
@@ -195,11 +204,13 @@ export class ExtractionHandOff {
         ...(jobId ? { extractionJobId: jobId } : {}),
       });
     } catch (error) {
-      const connectError = ConnectError.from(error);
+      const connectError = unreachable(error)
+        ? new ConnectError(`governance unreachable: ${describe(error)}`, Code.Unavailable)
+        : ConnectError.from(error);
       const info = errorInfoOf(connectError);
       await this.#failed(taken, {
         code: connectError.code,
-        reason: info?.reason ?? Code[connectError.code].toUpperCase(),
+        reason: info?.reason ?? FRAMEWORK_REASONS[connectError.code] ?? 'INTERNAL',
         message:
           `governance ExtractMemories failed: ${Code[connectError.code]}: ${connectError.rawMessage}`.slice(
             0,
@@ -252,6 +263,26 @@ export class ExtractionHandOff {
       throw error;
     }
   }
+}
+
+const NETWORK_ERRORS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'ETIMEDOUT',
+  'EPIPE',
+]);
+
+/** Whether a call failed because the peer could not be reached (connect-node reports it as INTERNAL). */
+function unreachable(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (typeof code === 'string' && NETWORK_ERRORS.has(code)) return true;
+    if (/\b(ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENOTFOUND)\b/.test(e.message)) return true;
+  }
+  return false;
 }
 
 function isEngramErrorWithReason(error: unknown, reason: string): boolean {

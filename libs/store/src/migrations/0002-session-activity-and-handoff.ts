@@ -43,6 +43,16 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`update mem_cells set last_message_at = (select max(m.occurred_at) from messages m where m.session_id = mem_cells.session_id and m.sequence between mem_cells.first_sequence and mem_cells.last_sequence)`.execute(
     db,
   );
+  // Extraction jobs are listed by session too.
+  await db.schema
+    .alterTable('extraction_jobs')
+    .addColumn('session_id', 'varchar(26)', (c) => c.notNull().defaultTo(''))
+    .execute();
+  await db.schema
+    .createIndex('extraction_jobs_session')
+    .on('extraction_jobs')
+    .columns(['tenant_id', 'session_id', 'id'])
+    .execute();
   // Hand-off sweep: cells whose next attempt is due.
   await db.schema
     .createIndex('mem_cells_status_due')

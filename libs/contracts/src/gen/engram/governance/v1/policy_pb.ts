@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file engram/governance/v1/policy.proto.
  */
 export const file_engram_governance_v1_policy: GenFile = /*@__PURE__*/
-  fileDesc("CiFlbmdyYW0vZ292ZXJuYW5jZS92MS9wb2xpY3kucHJvdG8SFGVuZ3JhbS5nb3Zlcm5hbmNlLnYxIlMKClBvbGljeVJ1bGUSDAoEbmFtZRgBIAEoCRIPCgdlbmFibGVkGAIgASgIEhEKCW1hbmRhdG9yeRgDIAEoCBITCgtkZXNjcmlwdGlvbhgEIAEoCSKaAQoMVHlwZVR0bExpbWl0Ei4KBHR5cGUYASABKA4yIC5lbmdyYW0uZ292ZXJuYW5jZS52MS5NZW1vcnlUeXBlEi4KC2RlZmF1bHRfdHRsGAIgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEioKB21heF90dGwYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iawoORGVuaWVkQ2F0ZWdvcnkSEAoIY2F0ZWdvcnkYASABKAkSMgoGYWN0aW9uGAIgASgOMiIuZW5ncmFtLmdvdmVybmFuY2UudjEuRGVuaWFsQWN0aW9uEhMKC2Rlc2NyaXB0aW9uGAMgASgJIqsDCgZQb2xpY3kSEgoEbmFtZRgBIAEoCUIE4kEBAxIiChRjb25maWRlbmNlX3RocmVzaG9sZBgCIAEoAUIE4kEBAxIpChtyZXZpZXdfY29uZmlkZW5jZV90aHJlc2hvbGQYAyABKAFCBOJBAQMSPAoKdHRsX2xpbWl0cxgEIAMoCzIiLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLlR5cGVUdGxMaW1pdEIE4kEBAxIkChZtYXhfbWVtb3JpZXNfcGVyX293bmVyGAUgASgDQgTiQQEDEiUKF21heF9ldmVyZ3JlZW5fcGVyX293bmVyGAYgASgFQgTiQQEDEjUKBXJ1bGVzGAcgAygLMiAuZW5ncmFtLmdvdmVybmFuY2UudjEuUG9saWN5UnVsZUIE4kEBAxJFChFkZW5pZWRfY2F0ZWdvcmllcxgIIAMoCzIkLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLkRlbmllZENhdGVnb3J5QgTiQQEDEjUKC3VwZGF0ZV90aW1lGAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIE4kEBAyplCgxEZW5pYWxBY3Rpb24SHQoZREVOSUFMX0FDVElPTl9VTlNQRUNJRklFRBAAEhgKFERFTklBTF9BQ1RJT05fUkVKRUNUEAESHAoYREVOSUFMX0FDVElPTl9RVUFSQU5USU5FEAJiBnByb3RvMw", [file_engram_governance_v1_memory, file_google_api_field_behavior, file_google_protobuf_duration, file_google_protobuf_timestamp]);
+  fileDesc("CiFlbmdyYW0vZ292ZXJuYW5jZS92MS9wb2xpY3kucHJvdG8SFGVuZ3JhbS5nb3Zlcm5hbmNlLnYxIlMKClBvbGljeVJ1bGUSDAoEbmFtZRgBIAEoCRIPCgdlbmFibGVkGAIgASgIEhEKCW1hbmRhdG9yeRgDIAEoCBITCgtkZXNjcmlwdGlvbhgEIAEoCSKaAQoMVHlwZVR0bExpbWl0Ei4KBHR5cGUYASABKA4yIC5lbmdyYW0uZ292ZXJuYW5jZS52MS5NZW1vcnlUeXBlEi4KC2RlZmF1bHRfdHRsGAIgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEioKB21heF90dGwYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iawoORGVuaWVkQ2F0ZWdvcnkSEAoIY2F0ZWdvcnkYASABKAkSMgoGYWN0aW9uGAIgASgOMiIuZW5ncmFtLmdvdmVybmFuY2UudjEuRGVuaWFsQWN0aW9uEhMKC2Rlc2NyaXB0aW9uGAMgASgJIqsDCgZQb2xpY3kSEgoEbmFtZRgBIAEoCUIE4kEBAxIiChRjb25maWRlbmNlX3RocmVzaG9sZBgCIAEoAUIE4kEBAxIpChtyZXZpZXdfY29uZmlkZW5jZV90aHJlc2hvbGQYAyABKAFCBOJBAQMSPAoKdHRsX2xpbWl0cxgEIAMoCzIiLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLlR5cGVUdGxMaW1pdEIE4kEBAxIkChZtYXhfbWVtb3JpZXNfcGVyX293bmVyGAUgASgDQgTiQQEDEiUKF21heF9ldmVyZ3JlZW5fcGVyX293bmVyGAYgASgFQgTiQQEDEjUKBXJ1bGVzGAcgAygLMiAuZW5ncmFtLmdvdmVybmFuY2UudjEuUG9saWN5UnVsZUIE4kEBAxJFChFkZW5pZWRfY2F0ZWdvcmllcxgIIAMoCzIkLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLkRlbmllZENhdGVnb3J5QgTiQQEDEjUKC3VwZGF0ZV90aW1lGAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIE4kEBAyp/CgxEZW5pYWxBY3Rpb24SHQoZREVOSUFMX0FDVElPTl9VTlNQRUNJRklFRBAAEhgKFERFTklBTF9BQ1RJT05fUkVKRUNUEAESHAoYREVOSUFMX0FDVElPTl9RVUFSQU5USU5FEAISGAoUREVOSUFMX0FDVElPTl9SRURBQ1QQA2IGcHJvdG8z", [file_engram_governance_v1_memory, file_google_api_field_behavior, file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * One hard rule in the policy's evaluation order.
@@ -31,20 +31,26 @@ export type PolicyRule = Message<"engram.governance.v1.PolicyRule"> & {
    *   on FACT, metadata limits). Cannot be disabled.
    * - `evidence`: evidence names are well formed and the referenced messages, MemCell and chunks
    *   exist and are visible to the caller.
+   * - `denied_namespace`: a FACT in a namespace the operator denies → REJECTED.
    * - `confidence_threshold`: below `confidence_threshold` → REJECTED; below
    *   `review_confidence_threshold` → QUARANTINED.
    * - `scope_authorization`: resolves the scope (default SELF) against the caller's rights (ORG
    *   needs membership of `org_id`, PLATFORM the `platform` role). Cannot be disabled.
    * - `secret_denial`: credentials and keys (the `secret` categories of `denied_categories`) in
-   *   text, value, excerpt or metadata → REJECTED. Cannot be disabled.
+   *   text, value, excerpt or metadata → REJECTED (or REDACT, where the operator's policy says
+   *   so; never QUARANTINED, since quarantined memories are stored). Cannot be disabled.
    * - `pii_denial`: personal data of the `pii` categories of `denied_categories` → REJECTED or
-   *   QUARANTINED according to the category's action.
+   *   QUARANTINED or redacted according to the category's action.
+   * - `prompt_injection`: text that tries to instruct the model ("ignore previous
+   *   instructions", "忽略之前的指令", a fake system prompt, …) → QUARANTINED.
    * - `ttl_cap`: turns the TTL hint into `expire_time`, applies the type's default TTL and caps
    *   it at the type's maximum (ADJUSTED when it changes anything).
    * - `dedupe_supersede`: identical ACTIVE or QUARANTINED memory → duplicate, nothing written;
-   *   an ACTIVE FACT with the same identity and another value → superseded. A candidate whose
-   *   source is INFERRED or ASSISTANT never supersedes a FACT from an EXPLICIT_USER_STATEMENT or
-   *   an evergreen FACT: it is REJECTED instead. Cannot be disabled.
+   *   an ACTIVE FACT with the same identity and another value → superseded. A candidate from a
+   *   less trusted source (trust: EXPLICIT_USER_STATEMENT = IMPORT = SYSTEM > DOCUMENT >
+   *   INFERRED = ASSISTANT) never supersedes a more trusted FACT, nor an evergreen FACT, on its
+   *   own: it is QUARANTINED for review instead (REJECTED where the operator's policy says so).
+   *   Cannot be disabled.
    * - `quota`: the owner's ACTIVE memories stay within `max_memories_per_owner` and evergreen
    *   ones within `max_evergreen_per_owner` → otherwise REJECTED.
    * New rules may be added in later versions.
@@ -129,8 +135,8 @@ export type DeniedCategory = Message<"engram.governance.v1.DeniedCategory"> & {
   /**
    * The category's stable name, e.g. `secret.api_key`, `secret.password`, `secret.private_key`,
    * `secret.access_token`, `pii.payment_card_number`, `pii.bank_account_number`,
-   * `pii.government_id_number`, `pii.health`. Categories starting with `secret.` belong to rule
-   * `secret_denial` and are always REJECT; categories starting with `pii.` belong to rule
+   * `pii.government_id_number`, `pii.email`, `pii.phone`. Categories starting with `secret.` belong to rule
+   * `secret_denial` and are REJECT (or REDACT); categories starting with `pii.` belong to rule
    * `pii_denial`. This name appears in rule notes (never the matched value).
    *
    * @generated from field: string category = 1;
@@ -274,6 +280,14 @@ export enum DenialAction {
    * @generated from enum value: DENIAL_ACTION_QUARANTINE = 2;
    */
   QUARANTINE = 2,
+
+  /**
+   * The matched content is replaced by a typed placeholder (e.g. `[redacted:api_key]`) and the
+   * rest of the memory is judged as usual.
+   *
+   * @generated from enum value: DENIAL_ACTION_REDACT = 3;
+   */
+  REDACT = 3,
 }
 
 /**

@@ -1,0 +1,501 @@
+import { timestampMs } from '@bufbuild/protobuf/wkt';
+import { Code, ConnectError, type Client } from '@connectrpc/connect';
+import { MessageRole, type IngestionService } from '@engram/contracts/ingestion';
+import type { Logger } from '@engram/runtime';
+import { errors, isEngramError } from '@engram/runtime';
+import {
+  ExtractionJobRepository,
+  MemoryRepository,
+  inTransaction,
+  type Executor,
+  type ExtractionJobRecord,
+  type JsonValue,
+  type MemoryRecord,
+  type Store,
+} from '@engram/store';
+import type { Candidate, ExtractionInput, ExtractorName, SourceMessage } from './domain/candidate.js';
+import { judge } from './domain/rules/engine.js';
+import { redactCandidateForRecord } from './domain/rules/record.js';
+import type { GovernancePolicy } from './domain/rules/policy.js';
+import type { Judgement, MemoryPlace, RuleLookups, RulePrincipal } from './domain/rules/types.js';
+
+/** What one extractor run produced. */
+export interface ExtractorOutput {
+  readonly candidates: readonly Candidate[];
+  /** Model usage of the run (absent for the offline extractors). */
+  readonly usage?: TokenUsage;
+}
+
+export interface TokenUsage {
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+  readonly calls: number;
+  readonly model: string;
+}
+
+/** Runs one extractor over a MemCell: the model's prompt, or the offline rules. */
+export type RunExtractor = (
+  extractor: ExtractorName,
+  input: ExtractionInput,
+  signal: AbortSignal,
+) => Promise<ExtractorOutput>;
+
+/** How an extractor run ended, as kept in the job (proto `ExtractorRun`). */
+export interface StoredRun {
+  readonly extractor: ExtractorName;
+  readonly state: 'SUCCEEDED' | 'FAILED' | 'SKIPPED';
+  readonly candidateCount: number;
+  readonly usage?: TokenUsage;
+  readonly error?: { readonly reason: string; readonly message: string };
+}
+
+/** A decision as kept in the job; the memory is re-read when the job is shown. */
+export interface StoredDecision {
+  readonly candidateIndex: number;
+  readonly outcome: Judgement['outcome'];
+  readonly rule: string;
+  readonly reason: string;
+  readonly memoryId?: string;
+  readonly supersededMemoryId?: string;
+  readonly evaluations: readonly { rule: string; verdict: string; note?: string; field?: string }[];
+}
+
+/** Everything a job records beyond the table's columns (`extraction_jobs.result_json`). */
+export interface JobResult {
+  readonly sessionId: string;
+  readonly requestedBy: string;
+  readonly dryRun: boolean;
+  readonly reextract: boolean;
+  readonly runs?: readonly StoredRun[];
+  readonly candidates?: readonly Candidate[];
+  readonly decisions?: readonly StoredDecision[];
+  readonly startedAt?: number;
+}
+
+export function jobResult(job: ExtractionJobRecord): JobResult {
+  return job.result as unknown as JobResult;
+}
+
+/** The verified caller's credential, replayed on calls to ingestion while the job runs. */
+export interface JobCaller {
+  readonly principal: RulePrincipal;
+  readonly headers: Headers;
+}
+
+export interface ExtractionDeps {
+  readonly store: Store;
+  readonly logger: Logger;
+  readonly ingestion: Client<typeof IngestionService>;
+  readonly policy: GovernancePolicy;
+  readonly runExtractor: RunExtractor;
+  /** Whether extractors call a model (recorded per job; `''` for the offline extractors). */
+  readonly model: string;
+}
+
+/** Most messages read from one MemCell (the message cap of a MemCell is far lower by default). */
+const MAX_CELL_MESSAGES = 2_000;
+
+/** Maps a failed call to ingestion onto the error ExtractMemories answers with. */
+export function ingestionFailure(error: unknown, name: string): Error {
+  const connectError = ConnectError.from(error);
+  if (connectError.code === Code.NotFound || connectError.code === Code.PermissionDenied) {
+    return errors.notFound(name);
+  }
+  if (
+    connectError.code === Code.Unavailable ||
+    connectError.code === Code.DeadlineExceeded ||
+    connectError.code === Code.Unimplemented
+  ) {
+    return errors.unavailable('ingestion', `ingestion could not be reached: ${connectError.rawMessage}`, {
+      cause: error,
+    });
+  }
+  return connectError;
+}
+
+/**
+ * Reads a MemCell and its messages from ingestion with the caller's credential (the owner, or
+ * the `service` principal of the hand-off: ingestion lets it read every session of the tenant).
+ */
+export async function readMemCell(
+  ingestion: Client<typeof IngestionService>,
+  memCellName: string,
+  headers: Headers,
+  signal?: AbortSignal,
+): Promise<{ input: ExtractionInput; ownerId: string; languageCode: string }> {
+  const options = { headers, ...(signal !== undefined ? { signal } : {}) };
+  try {
+    const { memCell } = await ingestion.getMemCell({ name: memCellName }, options);
+    if (memCell === undefined) throw errors.notFound(memCellName);
+    const sessionName = memCellName.replace(/\/memCells\/.*$/, '');
+    const { session } = await ingestion.getSession({ name: sessionName }, options);
+    if (session === undefined) throw errors.notFound(memCellName);
+    const messages: SourceMessage[] = [];
+    let pageToken = '';
+    do {
+      const page = await ingestion.listMessages(
+        {
+          parent: sessionName,
+          fromSequence: memCell.firstSequence,
+          toSequence: memCell.lastSequence,
+          pageSize: 1000,
+          pageToken,
+        },
+        options,
+      );
+      for (const m of page.messages) {
+        const role = MessageRole[m.role] as SourceMessage['role'];
+        messages.push({
+          id: m.name.replace(/^.*\/messages\//, ''),
+          sequence: Number(m.sequence),
+          role,
+          content: m.content,
+          occurredAt: m.occurTime === undefined ? 0 : timestampMs(m.occurTime),
+          ...(m.participantName !== '' ? { participantName: m.participantName } : {}),
+        });
+      }
+      pageToken = page.nextPageToken;
+    } while (pageToken !== '' && messages.length < MAX_CELL_MESSAGES);
+    return {
+      input: {
+        memCellId: memCellName.replace(/^.*\/memCells\//, ''),
+        sessionId: sessionName.replace(/^sessions\//, ''),
+        languageCode: session.languageCode,
+        timeZone: session.timeZone === '' ? 'UTC' : session.timeZone,
+        messages,
+      },
+      ownerId: session.owner,
+      languageCode: session.languageCode,
+    };
+  } catch (error) {
+    if (isEngramError(error)) throw error;
+    throw ingestionFailure(error, memCellName);
+  }
+}
+
+/** The store as the hard rules read it, inside the write transaction, for one tenant. */
+export function storeLookups(memories: MemoryRepository, trx: Executor, tenantId: string): RuleLookups {
+  const inPlace = (m: MemoryRecord, place: MemoryPlace) => m.scope === place.scope && m.orgId === place.orgId;
+  return {
+    async findByContentHash(hash, place) {
+      const found = await memories.findByContentHash(trx, tenantId, place.ownerId, hash);
+      return found.find((m) => inPlace(m, place))?.id;
+    },
+    async findActiveFact(namespace, key, place) {
+      const found = await memories.findActiveByKey(trx, {
+        tenantId,
+        ownerId: place.ownerId,
+        scope: place.scope,
+        orgId: place.orgId,
+        namespace,
+        key,
+      });
+      return found === undefined
+        ? undefined
+        : {
+            id: found.id,
+            sourceKind: found.sourceKind,
+            confidence: found.confidence,
+            ...(found.value !== undefined ? { value: found.value } : {}),
+            text: found.text,
+            evergreen: found.evergreen,
+          };
+    },
+    countActive: (ownerId, type) =>
+      memories.countActive(tenantId, ownerId, type === undefined ? {} : { type }, trx),
+    countActiveEvergreen: (ownerId) => memories.countActive(tenantId, ownerId, { evergreenOnly: true }, trx),
+  };
+}
+
+/**
+ * Commits the decisions of a judgement: ACCEPTED and QUARANTINED plans are created (with their
+ * revision and outbox row), SUPERSEDED ones are created and the FACT they replace is marked
+ * SUPERSEDED and linked; duplicates and rejections write nothing. Returns the stored decisions.
+ */
+export async function commitJudgements(
+  trx: Executor,
+  memories: MemoryRepository,
+  judgements: readonly Judgement[],
+  actor: {
+    kind: 'EXTRACTOR' | 'USER' | 'SERVICE' | 'ADMIN';
+    id: string;
+    extractionJobId?: string;
+    requestId?: string;
+  },
+  now: number,
+): Promise<StoredDecision[]> {
+  const created = new Map<number, MemoryRecord>();
+  const decisions: StoredDecision[] = [];
+  for (const j of judgements) {
+    let memoryId: string | undefined;
+    let supersededId: string | undefined;
+    if (j.memory !== undefined && j.outcome !== 'MERGED_DUPLICATE' && j.outcome !== 'REJECTED') {
+      const replaced =
+        j.supersedes === undefined
+          ? undefined
+          : j.supersedes.kind === 'stored'
+            ? j.supersedes.id
+            : created.get(j.supersedes.candidateIndex)?.id;
+      const record = await memories.create(
+        trx,
+        { ...j.memory, ...(replaced !== undefined ? { supersedesId: replaced } : {}) },
+        {
+          action: j.outcome === 'QUARANTINED' ? 'QUARANTINE' : 'CREATE',
+          actorKind: actor.kind,
+          actorId: actor.id,
+          reason: j.reason,
+          rule: j.decidingRule,
+          ...(actor.requestId !== undefined ? { requestId: actor.requestId } : {}),
+          ...(actor.extractionJobId !== undefined ? { extractionJobId: actor.extractionJobId } : {}),
+        },
+        now,
+      );
+      created.set(j.candidateIndex, record);
+      memoryId = record.id;
+      if (replaced !== undefined && j.outcome === 'SUPERSEDED') {
+        const old = await memories.get(record.tenantId, replaced, trx);
+        if (old?.status === 'ACTIVE') {
+          await memories.update(
+            trx,
+            record.tenantId,
+            old.id,
+            old.version,
+            {
+              status: 'SUPERSEDED',
+              statusReason: `superseded by memories/${record.id}`,
+              supersededById: record.id,
+            },
+            {
+              action: 'SUPERSEDE',
+              actorKind: actor.kind,
+              actorId: actor.id,
+              reason: j.reason,
+              rule: j.decidingRule,
+              ...(actor.extractionJobId !== undefined ? { extractionJobId: actor.extractionJobId } : {}),
+            },
+            now,
+          );
+        }
+        supersededId = replaced;
+      }
+    } else if (j.outcome === 'MERGED_DUPLICATE') {
+      memoryId =
+        j.duplicateOf?.kind === 'stored'
+          ? j.duplicateOf.id
+          : created.get(j.duplicateOf?.candidateIndex ?? -1)?.id;
+    }
+    decisions.push({
+      candidateIndex: j.candidateIndex,
+      outcome: j.outcome,
+      rule: j.decidingRule,
+      reason: j.reason,
+      ...(memoryId !== undefined ? { memoryId } : {}),
+      ...(supersededId !== undefined ? { supersededMemoryId: supersededId } : {}),
+      evaluations: j.evaluations.map((e) => ({
+        rule: e.rule,
+        verdict: e.verdict,
+        ...(e.note !== undefined ? { note: e.note } : {}),
+        ...(e.field !== undefined ? { field: e.field } : {}),
+      })),
+    });
+  }
+  return decisions;
+}
+
+/**
+ * Runs extraction jobs (blueprint §3 flow 1): reads the MemCell from ingestion, runs the requested
+ * extractors concurrently, judges every candidate with the hard rules and commits the memories,
+ * their revisions and outbox rows together with the finished job, in one transaction. A job that
+ * fails records why and writes no memory. One run per job at a time in this process; a job left
+ * RUNNING by a stopped process is run again when its request is retried.
+ */
+export class ExtractionRunner {
+  readonly #jobs: ExtractionJobRepository;
+  readonly #memories: MemoryRepository;
+  readonly #running = new Map<string, Promise<ExtractionJobRecord>>();
+  readonly #abort = new AbortController();
+
+  constructor(private readonly deps: ExtractionDeps) {
+    this.#jobs = new ExtractionJobRepository(deps.store);
+    this.#memories = new MemoryRepository(deps.store);
+  }
+
+  /** Runs the job unless it has ended or is already running here; resolves with it when it ends. */
+  run(job: ExtractionJobRecord, caller: JobCaller): Promise<ExtractionJobRecord> {
+    if (job.state === 'SUCCEEDED' || job.state === 'FAILED') return Promise.resolve(job);
+    let running = this.#running.get(job.id);
+    if (running === undefined) {
+      running = this.#execute(job, caller).finally(() => this.#running.delete(job.id));
+      this.#running.set(job.id, running);
+    }
+    return running;
+  }
+
+  async stop(): Promise<void> {
+    this.#abort.abort(new Error('shutting down'));
+    await Promise.allSettled([...this.#running.values()]);
+  }
+
+  async #execute(job: ExtractionJobRecord, caller: JobCaller): Promise<ExtractionJobRecord> {
+    const { tenantId } = job;
+    const meta = jobResult(job);
+    const startedAt = Date.now();
+    const started = await inTransaction(this.deps.store, (trx) =>
+      this.#jobs.update(trx, tenantId, job.id, {
+        state: 'RUNNING',
+        attempts: job.attempts + 1,
+        result: { ...meta, startedAt } as unknown as JsonValue,
+      }),
+    );
+    const log = this.deps.logger.child({
+      extractionJob: `extractionJobs/${job.id}`,
+      attempt: started.attempts,
+    });
+    try {
+      const memCellName = `sessions/${meta.sessionId}/memCells/${job.memCellId}`;
+      const { input, languageCode } = await readMemCell(
+        this.deps.ingestion,
+        memCellName,
+        caller.headers,
+        this.#abort.signal,
+      );
+      const skip = meta.reextract ? new Set<ExtractorName>() : await this.#alreadyExtracted(job);
+      const runs = await Promise.all(
+        job.extractors.map(
+          async (extractor): Promise<{ run: StoredRun; candidates: readonly Candidate[] }> => {
+            if (skip.has(extractor)) {
+              return { run: { extractor, state: 'SKIPPED', candidateCount: 0 }, candidates: [] };
+            }
+            try {
+              const out = await this.deps.runExtractor(extractor, input, this.#abort.signal);
+              return {
+                run: {
+                  extractor,
+                  state: 'SUCCEEDED',
+                  candidateCount: out.candidates.length,
+                  ...(out.usage !== undefined ? { usage: out.usage } : {}),
+                },
+                candidates: out.candidates,
+              };
+            } catch (error) {
+              const connectError = ConnectError.from(error);
+              const reason = isEngramError(error) ? error.reason : Code[connectError.code].toUpperCase();
+              log.warn({ extractor, reason }, 'extractor failed');
+              return {
+                run: {
+                  extractor,
+                  state: 'FAILED',
+                  candidateCount: 0,
+                  error: { reason, message: connectError.rawMessage.slice(0, 1000) },
+                },
+                candidates: [],
+              };
+            }
+          },
+        ),
+      );
+      const candidates = runs.flatMap((r) => r.candidates);
+      const failed = runs.filter((r) => r.run.state === 'FAILED');
+      const storedRuns = runs.map((r) => r.run);
+      if (failed.length > 0 && failed.length === runs.filter((r) => r.run.state !== 'SKIPPED').length) {
+        const first = failed[0]?.run.error;
+        return await this.#fail(
+          started,
+          { ...meta, startedAt, runs: storedRuns },
+          first?.reason ?? 'INTERNAL',
+          first?.message ?? 'every extractor failed',
+        );
+      }
+      const now = Date.now();
+      const finished = await inTransaction(this.deps.store, async (trx) => {
+        const judgements = await judge(candidates, {
+          principal: caller.principal,
+          owner: job.ownerId,
+          now,
+          policy: this.deps.policy,
+          lookups: storeLookups(this.#memories, trx, tenantId),
+          mode: 'extract',
+        });
+        const decisions = meta.dryRun
+          ? judgements.map((j) => ({
+              candidateIndex: j.candidateIndex,
+              outcome: j.outcome,
+              rule: j.decidingRule,
+              reason: j.reason,
+              evaluations: j.evaluations.map((e) => ({
+                rule: e.rule,
+                verdict: e.verdict,
+                ...(e.note !== undefined ? { note: e.note } : {}),
+                ...(e.field !== undefined ? { field: e.field } : {}),
+              })),
+            }))
+          : await commitJudgements(
+              trx,
+              this.#memories,
+              judgements,
+              { kind: 'EXTRACTOR', id: `extractor/${this.deps.model || 'offline'}`, extractionJobId: job.id },
+              now,
+            );
+        const usage = sumUsage(storedRuns);
+        return this.#jobs.update(trx, tenantId, job.id, {
+          state: 'SUCCEEDED',
+          languageCode,
+          // What is recorded of a candidate never keeps a secret, even when the rules refused it.
+          result: {
+            ...meta,
+            startedAt,
+            runs: storedRuns,
+            candidates: candidates.map((c) => redactCandidateForRecord(c, this.deps.policy)),
+            decisions,
+          } as unknown as JsonValue,
+          usage: usage as unknown as JsonValue,
+          expectedState: 'RUNNING',
+        });
+      });
+      log.info(
+        { candidates: candidates.length, extractors: storedRuns.map((r) => `${r.extractor}:${r.state}`) },
+        'extraction job succeeded',
+      );
+      return finished;
+    } catch (error) {
+      const reason = isEngramError(error) ? error.reason : 'INTERNAL';
+      const message = error instanceof Error ? error.message : String(error);
+      log.warn({ reason }, 'extraction job failed');
+      return this.#fail(started, { ...meta, startedAt }, reason, message);
+    }
+  }
+
+  async #fail(job: ExtractionJobRecord, result: JobResult, reason: string, message: string) {
+    return inTransaction(this.deps.store, (trx) =>
+      this.#jobs.update(trx, job.tenantId, job.id, {
+        state: 'FAILED',
+        result: result as unknown as JsonValue,
+        error: { reason, message: message.slice(0, 1000) },
+      }),
+    );
+  }
+
+  /** Extractors that already succeeded on the job's MemCell in an earlier non-dry-run job. */
+  async #alreadyExtracted(job: ExtractionJobRecord): Promise<Set<ExtractorName>> {
+    const earlier = await this.#jobs.listByMemCell(job.tenantId, job.memCellId, { pageSize: 500 });
+    const done = new Set<ExtractorName>();
+    for (const other of earlier.items) {
+      if (other.id === job.id || other.state !== 'SUCCEEDED') continue;
+      const result = jobResult(other);
+      if (result.dryRun) continue;
+      for (const run of result.runs ?? []) if (run.state === 'SUCCEEDED') done.add(run.extractor);
+    }
+    return done;
+  }
+}
+
+function sumUsage(runs: readonly StoredRun[]): TokenUsage | Record<string, never> {
+  const used = runs.flatMap((r) => (r.usage === undefined ? [] : [r.usage]));
+  if (used.length === 0) return {};
+  return {
+    promptTokens: used.reduce((n, u) => n + u.promptTokens, 0),
+    completionTokens: used.reduce((n, u) => n + u.completionTokens, 0),
+    calls: used.reduce((n, u) => n + u.calls, 0),
+    model: used[0]?.model ?? '',
+  };
+}

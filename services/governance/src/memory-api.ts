@@ -1,0 +1,287 @@
+import type { JsonObject, MessageInitShape } from '@bufbuild/protobuf';
+import {
+  durationMs,
+  timestampFromMs,
+  timestampMs,
+  type Duration,
+  type Timestamp,
+} from '@bufbuild/protobuf/wkt';
+import { Scope as ScopeEnum } from '@engram/contracts/common';
+import {
+  DecisionOutcome,
+  Extractor,
+  ExtractionJobState,
+  ExtractorRunState,
+  MemoryStatus,
+  MemoryType as MemoryTypeEnum,
+  RuleVerdict,
+  SourceKind as SourceKindEnum,
+  type CandidateMemory,
+  type CandidateMemorySchema,
+  type MemorySchema,
+} from '@engram/contracts/governance';
+import { errors } from '@engram/runtime';
+import type {
+  ExtractionJobState as StoredJobState,
+  MemoryRecord,
+  MemoryStatus as StoredStatus,
+} from '@engram/store';
+import type {
+  Candidate,
+  ExtractorName,
+  JsonValue,
+  MemoryType,
+  Scope,
+  SourceKind,
+} from './domain/candidate.js';
+
+const ULID = '[0-9A-HJKMNP-TV-Z]{26}';
+const MEM_CELL_NAME = new RegExp(`^sessions/(${ULID})/memCells/(${ULID})$`);
+const JOB_NAME = new RegExp(`^extractionJobs/(${ULID})$`);
+const MEMORY_NAME = new RegExp(`^memories/(${ULID})$`);
+
+function badName(field: string, pattern: string): never {
+  throw errors.invalidArgument('NAME_INVALID', `${field} must look like ${pattern}`, { field, pattern });
+}
+
+export function parseMemCellName(name: string, field = 'mem_cell'): { sessionId: string; memCellId: string } {
+  if (name === '') throw errors.fieldRequired(field);
+  const m = MEM_CELL_NAME.exec(name);
+  if (m?.[1] === undefined || m[2] === undefined)
+    return badName(field, 'sessions/{session}/memCells/{mem_cell}');
+  return { sessionId: m[1], memCellId: m[2] };
+}
+
+export function parseJobName(name: string, field = 'name'): string {
+  if (name === '') throw errors.fieldRequired(field);
+  return JOB_NAME.exec(name)?.[1] ?? badName(field, 'extractionJobs/{extraction_job}');
+}
+
+export function parseMemoryName(name: string, field = 'name'): string {
+  if (name === '') throw errors.fieldRequired(field);
+  return MEMORY_NAME.exec(name)?.[1] ?? badName(field, 'memories/{memory}');
+}
+
+const TYPES: Record<MemoryType, MemoryTypeEnum> = {
+  FACT: MemoryTypeEnum.FACT,
+  EPISODE: MemoryTypeEnum.EPISODE,
+  EVENT: MemoryTypeEnum.EVENT,
+  FORESIGHT: MemoryTypeEnum.FORESIGHT,
+  SUMMARY: MemoryTypeEnum.SUMMARY,
+};
+const SOURCES: Record<SourceKind, SourceKindEnum> = {
+  EXPLICIT_USER_STATEMENT: SourceKindEnum.EXPLICIT_USER_STATEMENT,
+  INFERRED: SourceKindEnum.INFERRED,
+  ASSISTANT: SourceKindEnum.ASSISTANT,
+  DOCUMENT: SourceKindEnum.DOCUMENT,
+  IMPORT: SourceKindEnum.IMPORT,
+  SYSTEM: SourceKindEnum.SYSTEM,
+};
+const SCOPES: Record<Scope, ScopeEnum> = {
+  SELF: ScopeEnum.SELF,
+  ORG: ScopeEnum.ORG,
+  PLATFORM: ScopeEnum.PLATFORM,
+};
+const STATUSES: Record<StoredStatus, MemoryStatus> = {
+  ACTIVE: MemoryStatus.ACTIVE,
+  SUPERSEDED: MemoryStatus.SUPERSEDED,
+  EXPIRED: MemoryStatus.EXPIRED,
+  DELETED: MemoryStatus.DELETED,
+  QUARANTINED: MemoryStatus.QUARANTINED,
+};
+export const EXTRACTORS: Record<ExtractorName, Extractor> = {
+  EPISODE: Extractor.EPISODE,
+  EVENT: Extractor.EVENT,
+  FORESIGHT: Extractor.FORESIGHT,
+  FACT: Extractor.FACT,
+};
+export const JOB_STATES: Record<StoredJobState, ExtractionJobState> = {
+  PENDING: ExtractionJobState.PENDING,
+  RUNNING: ExtractionJobState.RUNNING,
+  SUCCEEDED: ExtractionJobState.SUCCEEDED,
+  FAILED: ExtractionJobState.FAILED,
+};
+export const RUN_STATES = {
+  PENDING: ExtractorRunState.PENDING,
+  RUNNING: ExtractorRunState.RUNNING,
+  SUCCEEDED: ExtractorRunState.SUCCEEDED,
+  FAILED: ExtractorRunState.FAILED,
+  SKIPPED: ExtractorRunState.SKIPPED,
+} as const;
+export const OUTCOMES = {
+  ACCEPTED: DecisionOutcome.ACCEPTED,
+  SUPERSEDED: DecisionOutcome.SUPERSEDED,
+  MERGED_DUPLICATE: DecisionOutcome.MERGED_DUPLICATE,
+  REJECTED: DecisionOutcome.REJECTED,
+  QUARANTINED: DecisionOutcome.QUARANTINED,
+} as const;
+export const VERDICTS = {
+  PASSED: RuleVerdict.PASSED,
+  ADJUSTED: RuleVerdict.ADJUSTED,
+  REJECTED: RuleVerdict.REJECTED,
+  QUARANTINED: RuleVerdict.QUARANTINED,
+  DUPLICATE: RuleVerdict.DUPLICATE,
+  SUPERSEDES: RuleVerdict.SUPERSEDES,
+  NOT_EVALUATED: RuleVerdict.NOT_EVALUATED,
+} as const;
+
+/** The extractors of a request: empty means all four; UNSPECIFIED or repeated is FIELD_INVALID. */
+export function requestedExtractors(extractors: readonly Extractor[]): ExtractorName[] {
+  if (extractors.length === 0) return ['EPISODE', 'EVENT', 'FORESIGHT', 'FACT'];
+  const names = extractors.map((e) => {
+    const name = (Object.keys(EXTRACTORS) as ExtractorName[]).find((k) => EXTRACTORS[k] === e);
+    if (name === undefined)
+      throw errors.fieldInvalid('extractors', 'EXTRACTOR_UNSPECIFIED or unknown extractor');
+    return name;
+  });
+  if (new Set(names).size !== names.length)
+    throw errors.fieldInvalid('extractors', 'an extractor is repeated');
+  return names;
+}
+
+const ms = (t: Timestamp | undefined) => (t === undefined ? undefined : timestampMs(t));
+const at = (v: number | undefined) => (v === undefined ? undefined : timestampFromMs(v));
+
+function asJsonObject(value: JsonValue | undefined): JsonObject | undefined {
+  return value !== undefined && value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? (value)
+    : undefined;
+}
+
+/** A stored memory as the API's `Memory`. */
+export function memoryMessage(m: MemoryRecord): MessageInitShape<typeof MemorySchema> {
+  const value = asJsonObject(m.value);
+  return {
+    name: `memories/${m.id}`,
+    type: TYPES[m.type],
+    namespace: m.namespace,
+    key: m.key,
+    ...(value !== undefined ? { value } : {}),
+    text: m.text,
+    languageCode: m.languageCode,
+    evergreen: m.evergreen,
+    scope: SCOPES[m.scope],
+    orgId: m.orgId,
+    owner: m.ownerId,
+    sourceKind: SOURCES[m.sourceKind],
+    confidence: m.confidence,
+    evidence: {
+      messages: [...m.evidence.messageIds],
+      memCell: m.evidence.memCellId ?? '',
+      chunks: [...m.evidence.chunkIds],
+      excerpt: m.evidence.excerpt ?? '',
+    },
+    status: STATUSES[m.status],
+    statusReason: m.statusReason,
+    supersedes: m.supersedesId === undefined ? '' : `memories/${m.supersedesId}`,
+    supersededBy: m.supersededById === undefined ? '' : `memories/${m.supersededById}`,
+    ...(m.occurredAt !== undefined ? { occurTime: timestampFromMs(m.occurredAt) } : {}),
+    createTime: timestampFromMs(m.createdAt),
+    updateTime: timestampFromMs(m.updatedAt),
+    ...(m.expiresAt !== undefined ? { expireTime: timestampFromMs(m.expiresAt) } : {}),
+    ...(m.validFrom !== undefined ? { validFromTime: timestampFromMs(m.validFrom) } : {}),
+    ...(m.validUntil !== undefined ? { validUntilTime: timestampFromMs(m.validUntil) } : {}),
+    contentHash: m.contentHash,
+    version: BigInt(m.version),
+    etag: `"${m.version}"`,
+    metadata: { ...m.metadata },
+  };
+}
+
+const typeName = (t: MemoryTypeEnum): MemoryType | undefined =>
+  (Object.keys(TYPES) as MemoryType[]).find((k) => TYPES[k] === t);
+const sourceName = (s: SourceKindEnum): SourceKind | undefined =>
+  (Object.keys(SOURCES) as SourceKind[]).find((k) => SOURCES[k] === s);
+const scopeName = (s: ScopeEnum): Scope | undefined =>
+  (Object.keys(SCOPES) as Scope[]).find((k) => SCOPES[k] === s);
+
+/**
+ * A client's `CandidateMemory` as the domain's candidate. Only what cannot be represented is
+ * refused here (an unknown enum value, UNSPECIFIED type); every other check is a hard rule, so it
+ * is reported per candidate instead of failing the whole call.
+ */
+export function candidateFromMessage(
+  c: CandidateMemory,
+  index: number,
+  defaults: { sourceKind: SourceKind },
+): Candidate {
+  const field = (f: string) => `candidates[${index}].${f}`;
+  const type = typeName(c.type);
+  if (type === undefined) throw errors.fieldRequired(field('type'));
+  const sourceKind =
+    c.sourceKind === SourceKindEnum.UNSPECIFIED ? defaults.sourceKind : sourceName(c.sourceKind);
+  if (sourceKind === undefined) throw errors.fieldInvalid(field('source_kind'), 'unknown source kind');
+  const scopeHint = c.scopeHint === ScopeEnum.UNSPECIFIED ? undefined : scopeName(c.scopeHint);
+  if (c.scopeHint !== ScopeEnum.UNSPECIFIED && scopeHint === undefined) {
+    throw errors.fieldInvalid(field('scope_hint'), 'unknown scope');
+  }
+  if (c.confidence === undefined) throw errors.fieldRequired(field('confidence'));
+  const ttl = (d: Duration | undefined) => (d === undefined ? undefined : durationMs(d));
+  return {
+    type,
+    ...(c.namespace !== '' ? { namespace: c.namespace } : {}),
+    ...(c.key !== '' ? { key: c.key } : {}),
+    ...(c.value !== undefined ? { value: c.value } : {}),
+    text: c.text,
+    ...(c.languageCode !== '' ? { languageCode: c.languageCode } : {}),
+    sourceKind,
+    ...(scopeHint !== undefined ? { scopeHint } : {}),
+    ...(c.orgId !== '' ? { orgId: c.orgId } : {}),
+    confidence: c.confidence,
+    ...(c.ttlHint !== undefined ? { ttlHintMs: ttl(c.ttlHint) } : {}),
+    ...(c.ttlReason !== '' ? { ttlReason: c.ttlReason } : {}),
+    ...(c.expireTime !== undefined ? { expiresAt: ms(c.expireTime) } : {}),
+    ...(c.occurTime !== undefined ? { occurredAt: ms(c.occurTime) } : {}),
+    ...(c.validFromTime !== undefined ? { validFrom: ms(c.validFromTime) } : {}),
+    ...(c.validUntilTime !== undefined ? { validUntil: ms(c.validUntilTime) } : {}),
+    evidence: {
+      messageIds: (c.evidence?.messages ?? []).map((m) => m.replace(/^.*\/messages\//, '')),
+      ...(c.evidence?.memCell ? { memCellId: c.evidence.memCell.replace(/^.*\/memCells\//, '') } : {}),
+      chunkIds: (c.evidence?.chunks ?? []).map((ch) => ch.replace(/^.*\/chunks\//, '')),
+      ...(c.evidence?.excerpt ? { excerpt: c.evidence.excerpt } : {}),
+    },
+    evergreen: c.evergreen,
+    metadata: { ...c.metadata },
+  };
+}
+
+/** A domain candidate as the API's `CandidateMemory` (evidence names need the session). */
+export function candidateMessage(
+  c: Candidate,
+  sessionId: string | undefined,
+): MessageInitShape<typeof CandidateMemorySchema> {
+  const value = asJsonObject(c.value);
+  return {
+    type: TYPES[c.type],
+    namespace: c.namespace ?? '',
+    key: c.key ?? '',
+    ...(value !== undefined ? { value } : {}),
+    text: c.text,
+    languageCode: c.languageCode ?? '',
+    sourceKind: SOURCES[c.sourceKind],
+    scopeHint: c.scopeHint === undefined ? ScopeEnum.UNSPECIFIED : SCOPES[c.scopeHint],
+    orgId: c.orgId ?? '',
+    confidence: c.confidence,
+    ...(c.ttlHintMs !== undefined
+      ? { ttlHint: { seconds: BigInt(Math.floor(c.ttlHintMs / 1000)), nanos: (c.ttlHintMs % 1000) * 1e6 } }
+      : {}),
+    ttlReason: c.ttlReason ?? '',
+    ...(c.expiresAt !== undefined ? { expireTime: at(c.expiresAt) } : {}),
+    ...(c.occurredAt !== undefined ? { occurTime: at(c.occurredAt) } : {}),
+    ...(c.validFrom !== undefined ? { validFromTime: at(c.validFrom) } : {}),
+    ...(c.validUntil !== undefined ? { validUntilTime: at(c.validUntil) } : {}),
+    evidence: {
+      messages: c.evidence.messageIds.map((id) =>
+        sessionId === undefined ? id : `sessions/${sessionId}/messages/${id}`,
+      ),
+      memCell:
+        c.evidence.memCellId === undefined || sessionId === undefined
+          ? (c.evidence.memCellId ?? '')
+          : `sessions/${sessionId}/memCells/${c.evidence.memCellId}`,
+      chunks: [...(c.evidence.chunkIds ?? [])],
+      excerpt: c.evidence.excerpt ?? '',
+    },
+    evergreen: c.evergreen ?? false,
+    metadata: { ...c.metadata },
+  };
+}
