@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { timestampMs } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError, type Client } from '@connectrpc/connect';
 import { MessageRole, type IngestionService } from '@engram/contracts/ingestion';
@@ -316,6 +317,8 @@ export class ExtractionRunner {
   readonly #abort = new AbortController();
 
   constructor(private readonly deps: ExtractionDeps) {
+    // Every running job's calls listen to this one signal.
+    setMaxListeners(0, this.#abort.signal);
     this.#jobs = new ExtractionJobRepository(deps.store);
     this.#memories = new MemoryRepository(deps.store);
   }

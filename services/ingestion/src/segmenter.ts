@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Logger } from '@engram/runtime';
 import { SessionRepository, inTransaction, type Store } from '@engram/store';
 import type { Embedder } from '@engram/embeddings';
@@ -61,6 +62,8 @@ export class Segmenter {
       readonly settings?: Partial<SegmenterSettings>;
     },
   ) {
+    // Every running judgement listens to this one signal.
+    setMaxListeners(0, this.#abort.signal);
     this.#sessions = new SessionRepository(deps.store);
   }
 
