@@ -1,0 +1,282 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { errors, type Logger } from '@engram/runtime';
+import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai';
+import type { ChatCompletion, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import { z } from 'zod';
+import type { ChatMessage, ChatModel, JsonCompletion, JsonCompletionRequest } from './chat-model.js';
+import { MODEL_DEPENDENCY, modelOutputInvalid } from './errors.js';
+
+/** Options of {@link OpenAIChatModel}; defaults are filled in by its constructor. */
+export interface OpenAIChatModelOptions {
+  /** The API root, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:11434/v1`. */
+  readonly baseURL: string;
+  /** Sent as a bearer token. Default `none`, for local servers without authentication. */
+  readonly apiKey?: string;
+  /** The provider's model name. */
+  readonly model: string;
+  /** Timeout of one HTTP request, ms. Default 60000. */
+  readonly timeoutMs?: number;
+  /** Retries of a request after a 408, 409, 429 or 5xx answer, a timeout or a connection error. Default 2. */
+  readonly maxRetries?: number;
+  /** Backoff before the first transport retry, doubling per retry with full jitter. Default 500 ms. */
+  readonly initialBackoffMs?: number;
+  /** Upper bound of one backoff, including a server's `Retry-After`. Default 8000 ms. */
+  readonly maxBackoffMs?: number;
+  /** Receives one debug line per answer and a warning per invalid one: counts and ids, never text. */
+  readonly logger?: Logger;
+}
+
+/** Answers requested by {@link OpenAIChatModel.completeJson} when the request does not say. */
+export const DEFAULT_MAX_ATTEMPTS = 3;
+
+/** Statuses worth retrying unchanged: the request may succeed later. */
+function retryable(error: unknown): boolean {
+  if (error instanceof APIUserAbortError) return false;
+  if (error instanceof APIConnectionError) return true; // includes timeouts
+  if (error instanceof APIError && error.status !== undefined) {
+    return error.status === 408 || error.status === 409 || error.status === 429 || error.status >= 500;
+  }
+  return false;
+}
+
+/** The server's requested delay (`retry-after-ms` or `Retry-After`, seconds or a date), if any. */
+function retryAfterMs(error: unknown): number | undefined {
+  if (!(error instanceof APIError)) return undefined;
+  // Typed loosely by the client (the fetch `Headers` of the runtime).
+  const headers = error.headers as { get(name: string): string | null } | undefined;
+  if (headers === undefined) return undefined;
+  const ms = Number.parseFloat(headers.get('retry-after-ms') ?? '');
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  const header = headers.get('retry-after');
+  if (header === null) return undefined;
+  const seconds = Number.parseFloat(header);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const date = Date.parse(header);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+/** A transport failure in one line; status and client message only (no request or answer text). */
+function describeTransport(error: unknown): string {
+  if (error instanceof APIConnectionError) return error.message;
+  if (error instanceof APIError) return `HTTP ${error.status ?? '?'}: ${error.message}`;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The JSON Schema sent as `response_format`; `$schema` is dropped (not every server accepts it). */
+function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io: 'output' });
+  return rest;
+}
+
+/** Why an answer was rejected: `feedback` goes back to the model, `problem` to errors and logs. */
+interface Rejection {
+  /** Shown to the model so it can correct itself (may quote its own answer). */
+  readonly feedback: string;
+  /** Content-free summary for the error message and the log. */
+  readonly problem: string;
+}
+
+type Parsed<T> = { ok: true; value: T } | { ok: false; rejection: Rejection };
+
+function summarizeIssues(error: z.ZodError): string {
+  const issues = error.issues.slice(0, 3).map((issue) => {
+    const path = issue.path.length === 0 ? '(root)' : issue.path.map(String).join('.');
+    return `${path}: ${issue.message}`;
+  });
+  const more = error.issues.length > 3 ? ` (+${error.issues.length - 3} more)` : '';
+  return `schema mismatch: ${issues.join('; ')}${more}`;
+}
+
+function parseAnswer<T>(completion: ChatCompletion, schema: z.ZodType<T>, schemaName: string): Parsed<T> {
+  const choice = completion.choices[0];
+  const message = choice?.message;
+  if ((message?.refusal ?? '') !== '') {
+    return {
+      ok: false,
+      rejection: {
+        feedback: `You refused to answer. Answer with a JSON object matching the ${schemaName} schema.`,
+        problem: 'the model refused',
+      },
+    };
+  }
+  const content = message?.content ?? '';
+  if (content.trim() === '') {
+    return {
+      ok: false,
+      rejection: {
+        feedback: `Your answer was empty. Answer with a JSON object matching the ${schemaName} schema.`,
+        problem: 'empty answer',
+      },
+    };
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(stripFence(content));
+  } catch (error) {
+    const cutOff = choice?.finish_reason === 'length';
+    return {
+      ok: false,
+      rejection: {
+        feedback: cutOff
+          ? 'Your answer was cut off at the output limit and is not complete JSON. Answer again, more briefly.'
+          : `Your answer is not valid JSON (${error instanceof Error ? error.message : 'parse error'}). ` +
+            `Answer with only a JSON object matching the ${schemaName} schema.`,
+        problem: cutOff ? 'answer cut off at the output limit' : 'not valid JSON',
+      },
+    };
+  }
+  const result = schema.safeParse(json);
+  if (result.success) return { ok: true, value: result.data };
+  return {
+    ok: false,
+    rejection: {
+      feedback:
+        `Your answer does not match the ${schemaName} schema:\n${z.prettifyError(result.error)}\n` +
+        'Answer again with the corrected JSON object only.',
+      problem: summarizeIssues(result.error),
+    },
+  };
+}
+
+/** Servers without constrained decoding sometimes wrap JSON in a Markdown fence. */
+function stripFence(content: string): string {
+  const match = /^\s*```(?:json)?\s*\n([\s\S]*?)\n?```\s*$/u.exec(content);
+  return match?.[1] ?? content;
+}
+
+/**
+ * A {@link ChatModel} over any OpenAI-compatible `/chat/completions` endpoint (OpenAI, vLLM,
+ * Ollama, LM Studio, llama.cpp server, gateways), with the `openai` client.
+ *
+ * Answers are requested with `response_format: { type: 'json_schema', json_schema: { name,
+ * strict: true, schema } }`. Transport retries are our own loop (the client's `maxRetries` is 0):
+ * the client's backoff cannot be cancelled and obeys any `Retry-After`, while this loop aborts
+ * with the caller's signal and caps the server's delay. Invalid answers are retried separately
+ * (see {@link ChatModel.completeJson}), each retry carrying the rejected answer and its error.
+ */
+export class OpenAIChatModel implements ChatModel {
+  readonly model: string;
+  private readonly client: OpenAI;
+  private readonly timeoutMs: number;
+  private readonly maxRetries: number;
+  private readonly initialBackoffMs: number;
+  private readonly maxBackoffMs: number;
+  private readonly logger: Logger | undefined;
+
+  constructor(options: OpenAIChatModelOptions) {
+    this.model = options.model;
+    this.timeoutMs = options.timeoutMs ?? 60_000;
+    this.maxRetries = options.maxRetries ?? 2;
+    this.initialBackoffMs = options.initialBackoffMs ?? 500;
+    this.maxBackoffMs = options.maxBackoffMs ?? 8000;
+    this.logger = options.logger;
+    this.client = new OpenAI({
+      baseURL: options.baseURL,
+      apiKey: options.apiKey ?? 'none',
+      maxRetries: 0,
+      // Timeouts are ours (see request); the client's own would only be a backstop.
+      timeout: this.timeoutMs + 1_000,
+    });
+  }
+
+  async completeJson<T>(request: JsonCompletionRequest<T>): Promise<JsonCompletion<T>> {
+    const { schema, schemaName, signal } = request;
+    const maxAttempts = request.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+    if (!Number.isInteger(maxAttempts) || maxAttempts < 1) {
+      throw errors.fieldInvalid('maxAttempts', 'must be a positive integer');
+    }
+    if (!/^[a-zA-Z0-9_-]{1,64}$/u.test(schemaName)) {
+      throw errors.fieldInvalid('schemaName', 'must match [a-zA-Z0-9_-]{1,64}');
+    }
+    signal?.throwIfAborted();
+    const responseFormat = {
+      type: 'json_schema' as const,
+      json_schema: { name: schemaName, strict: true, schema: jsonSchemaOf(schema) },
+    };
+    const conversation: ChatCompletionMessageParam[] = request.messages.map(toParam);
+    let promptTokens = 0;
+    let completionTokens = 0;
+    let last: Rejection | undefined;
+    for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+      const started = performance.now();
+      const completion = await this.request(
+        {
+          model: this.model,
+          messages: conversation,
+          response_format: responseFormat,
+          ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+        },
+        signal,
+      );
+      promptTokens += completion.usage?.prompt_tokens ?? 0;
+      completionTokens += completion.usage?.completion_tokens ?? 0;
+      const parsed = parseAnswer(completion, schema, schemaName);
+      const line = {
+        model: this.model,
+        schema: schemaName,
+        attempt,
+        promptTokens: completion.usage?.prompt_tokens ?? 0,
+        completionTokens: completion.usage?.completion_tokens ?? 0,
+        durationMs: Math.round(performance.now() - started),
+      };
+      if (parsed.ok) {
+        this.logger?.debug(line, 'model answer accepted');
+        return { value: parsed.value, usage: { promptTokens, completionTokens }, attempts: attempt };
+      }
+      last = parsed.rejection;
+      this.logger?.warn({ ...line, problem: last.problem }, 'model answer rejected');
+      conversation.push(
+        { role: 'assistant', content: completion.choices[0]?.message.content ?? '' },
+        { role: 'user', content: last.feedback },
+      );
+    }
+    throw modelOutputInvalid(schemaName, maxAttempts, last?.problem ?? 'no answer');
+  }
+
+  private async request(
+    body: OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming,
+    signal: AbortSignal | undefined,
+  ): Promise<ChatCompletion> {
+    for (let retry = 0; ; retry++) {
+      // Our own timeout: the client's is reported as a plain connection error in some runtimes.
+      const timeout = AbortSignal.timeout(this.timeoutMs);
+      try {
+        return await this.client.chat.completions.create(body, {
+          signal: signal === undefined ? timeout : AbortSignal.any([signal, timeout]),
+        });
+      } catch (error) {
+        if (signal?.aborted === true) throw signal.reason;
+        const timedOut = timeout.aborted;
+        if ((!timedOut && !retryable(error)) || retry >= this.maxRetries) {
+          const tries = retry + 1;
+          const why = timedOut ? `timed out after ${this.timeoutMs} ms` : describeTransport(error);
+          throw errors.unavailable(
+            MODEL_DEPENDENCY,
+            `model ${this.model} at ${this.client.baseURL} failed after ${tries} ${tries === 1 ? 'try' : 'tries'}: ${why}`,
+            { cause: error },
+          );
+        }
+        const backoff = Math.random() * Math.min(this.maxBackoffMs, this.initialBackoffMs * 2 ** retry);
+        const delay = Math.min(this.maxBackoffMs, retryAfterMs(error) ?? backoff);
+        this.logger?.debug(
+          {
+            model: this.model,
+            retry: retry + 1,
+            delayMs: Math.round(delay),
+            error: timedOut ? 'timeout' : describeTransport(error),
+          },
+          'model request failed; retrying',
+        );
+        try {
+          await sleep(delay, undefined, signal === undefined ? undefined : { signal });
+        } catch {
+          throw signal?.reason;
+        }
+      }
+    }
+  }
+}
+
+function toParam(message: ChatMessage): ChatCompletionMessageParam {
+  return { role: message.role, content: message.content };
+}

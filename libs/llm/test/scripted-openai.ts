@@ -1,0 +1,241 @@
+/**
+ * A scripted OpenAI-compatible chat-completions server for tests: real HTTP on 127.0.0.1, port 0.
+ *
+ * This is the one fake the project allows (ground rule: only the external LLM API may be scripted):
+ * no small chat model can run here, so tests of model-backed paths script the model's answers and
+ * assert on the requests it received. Everything else (HTTP, the `openai` client, JSON Schema,
+ * parsing, retries) is real.
+ *
+ *   const server = await startScriptedOpenAI(replies({ content: '{"ok":true}' }));
+ *   new OpenAIChatModel({ baseURL: server.baseURL, model: 'scripted' });
+ *   server.requests[0].body.messages; await server.close();
+ *
+ * `POST /v1/chat/completions` answers non-streaming requests with a `chat.completion` object and
+ * `stream: true` requests with server-sent `chat.completion.chunk` events ending in `[DONE]`
+ * (a usage chunk first when `stream_options.include_usage` is set).
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** A request the server received, in arrival order. */
+export interface RecordedRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly headers: IncomingMessage['headers'];
+  /** The parsed JSON body (a body that is not JSON is answered 400 and not recorded). */
+  readonly body: ChatCompletionBody;
+}
+
+/** The parts of a chat-completions request body tests look at; everything else is kept as sent. */
+export interface ChatCompletionBody {
+  readonly model?: string;
+  readonly messages?: readonly { role: string; content: string }[];
+  readonly response_format?: {
+    type: string;
+    json_schema?: { name: string; strict?: boolean; schema: Record<string, unknown> };
+  };
+  readonly temperature?: number;
+  readonly stream?: boolean;
+  readonly stream_options?: { include_usage?: boolean };
+  readonly [key: string]: unknown;
+}
+
+/** What the model says: an assistant message. */
+export interface ContentReply {
+  readonly content: string;
+  /** Reported usage. Default: 10 prompt tokens, 5 completion tokens. */
+  readonly promptTokens?: number;
+  readonly completionTokens?: number;
+  /** Default `stop`. */
+  readonly finishReason?: 'stop' | 'length' | 'content_filter';
+  /** For `stream: true`: the content's pieces, one chunk each. Default: pieces of 8 characters. */
+  readonly chunks?: readonly string[];
+  /** Wait this long before answering (the client's timeout can fire meanwhile). */
+  readonly delayMs?: number;
+}
+
+/** An HTTP error answer with an OpenAI-style error body. */
+export interface ErrorReply {
+  readonly status: number;
+  readonly message?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly delayMs?: number;
+}
+
+/** Drop the connection without an answer (a crashed or unreachable upstream). */
+export interface DropReply {
+  readonly drop: true;
+}
+
+export type ScriptedReply = ContentReply | ErrorReply | DropReply;
+
+/** Decides the reply to each request; `index` counts requests from 0. */
+export type Script = (request: RecordedRequest, index: number) => ScriptedReply | Promise<ScriptedReply>;
+
+export interface ScriptedOpenAI {
+  /** The API root to give the client, e.g. `http://127.0.0.1:40123/v1`. */
+  readonly baseURL: string;
+  /** Every request received so far. */
+  readonly requests: readonly RecordedRequest[];
+  /** Stops the server, cutting connections still waiting on a delayed reply. */
+  close(): Promise<void>;
+}
+
+/**
+ * A script that answers the n-th request with the n-th reply, and every request after the last
+ * with an HTTP 500 saying the script ran out (so an unexpected extra call fails loudly).
+ */
+export function replies(...list: readonly ScriptedReply[]): Script {
+  return (_request, index) =>
+    list[index] ?? { status: 500, message: `scripted server: no reply for request #${index + 1}` };
+}
+
+async function readBody(request: IncomingMessage): Promise<string> {
+  const parts: Buffer[] = [];
+  for await (const part of request) parts.push(part as Buffer);
+  return Buffer.concat(parts).toString('utf8');
+}
+
+function sendJson(response: ServerResponse, status: number, body: unknown, headers = {}): void {
+  const text = JSON.stringify(body);
+  response.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
+  response.end(text);
+}
+
+let nextId = 0;
+
+function sendCompletion(response: ServerResponse, body: ChatCompletionBody, reply: ContentReply): void {
+  const id = `chatcmpl-scripted-${++nextId}`;
+  const created = Math.floor(Date.now() / 1000);
+  const model = body.model ?? 'scripted';
+  const usage = {
+    prompt_tokens: reply.promptTokens ?? 10,
+    completion_tokens: reply.completionTokens ?? 5,
+    total_tokens: (reply.promptTokens ?? 10) + (reply.completionTokens ?? 5),
+  };
+  const finishReason = reply.finishReason ?? 'stop';
+  if (body.stream !== true) {
+    sendJson(response, 200, {
+      id,
+      object: 'chat.completion',
+      created,
+      model,
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: reply.content, refusal: null },
+          logprobs: null,
+          finish_reason: finishReason,
+        },
+      ],
+      usage,
+    });
+    return;
+  }
+  response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const event = (data: unknown) => response.write(`data: ${JSON.stringify(data)}\n\n`);
+  const chunk = (delta: object, finish: string | null) =>
+    event({
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+    });
+  const pieces = reply.chunks ?? reply.content.match(/[\s\S]{1,8}/gu) ?? [];
+  chunk({ role: 'assistant', content: '' }, null);
+  for (const piece of pieces) chunk({ content: piece }, null);
+  chunk({}, finishReason);
+  if (body.stream_options?.include_usage === true) {
+    event({ id, object: 'chat.completion.chunk', created, model, choices: [], usage });
+  }
+  response.end('data: [DONE]\n\n');
+}
+
+/** Starts the server on 127.0.0.1 (a free port); every request is answered by `script`. */
+export async function startScriptedOpenAI(script: Script): Promise<ScriptedOpenAI> {
+  const requests: RecordedRequest[] = [];
+  const server = createServer((request, response) => {
+    void (async () => {
+      const text = await readBody(request);
+      const path = new URL(request.url ?? '/', 'http://localhost').pathname;
+      if (request.method !== 'POST' || path !== '/v1/chat/completions') {
+        sendJson(response, 404, {
+          error: { message: `scripted server: no route ${path}`, type: 'not_found' },
+        });
+        return;
+      }
+      let body: ChatCompletionBody;
+      try {
+        body = JSON.parse(text) as ChatCompletionBody;
+      } catch {
+        sendJson(response, 400, {
+          error: { message: 'scripted server: body is not JSON', type: 'invalid_request' },
+        });
+        return;
+      }
+      const recorded = { method: request.method, path, headers: request.headers, body };
+      requests.push(recorded);
+      const reply = await script(recorded, requests.length - 1);
+      if ('drop' in reply) {
+        request.socket.destroy();
+        return;
+      }
+      if (reply.delayMs !== undefined) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, reply.delayMs);
+          response.once('close', () => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+        if (response.destroyed || response.writableEnded) return;
+      }
+      if ('status' in reply) {
+        sendJson(
+          response,
+          reply.status,
+          {
+            error: {
+              message: reply.message ?? `scripted error ${reply.status}`,
+              type: 'scripted',
+              code: null,
+            },
+          },
+          reply.headers,
+        );
+        return;
+      }
+      sendCompletion(response, body, reply);
+    })().catch((error: unknown) => {
+      if (!response.headersSent) {
+        sendJson(response, 500, { error: { message: `scripted server failed: ${String(error)}` } });
+      } else {
+        response.destroy();
+      }
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseURL: `http://127.0.0.1:${port}/v1`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => {
+          if (error === undefined) resolve();
+          else reject(error);
+        });
+        server.closeAllConnections();
+      }),
+  };
+}
