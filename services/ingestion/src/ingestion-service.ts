@@ -34,7 +34,7 @@ import {
   parseDocumentName,
   viewerOf,
 } from './documents-api.js';
-import { chunkText } from './domain/chunker.js';
+import { chunkText, type ChunkPiece } from './domain/chunker.js';
 import {
   codePoints,
   contentHash,
@@ -184,6 +184,22 @@ export function createIngestionService(deps: IngestionDeps): Partial<ServiceImpl
         tokenCount: countTokens(piece.text),
       }),
     );
+    return { text, hash: contentHash(text), pieces };
+  };
+
+  /**
+   * The same for a streamed document (up to 64 MiB): token counting yields to the event loop
+   * between batches, so a large document does not stall the other calls of the process.
+   */
+  const prepareLarge = async (plan: IngestPlan, content: Uint8Array) => {
+    let text = normalizeContent(content, plan.mediaType);
+    if (deps.settings.redactSecrets) text = redact(text).text;
+    const chunks = chunkText(text, { ...plan.options, markdown: plan.mediaType !== 'text/plain' });
+    const pieces: (ChunkPiece & { tokenCount: number })[] = [];
+    for (const [i, piece] of chunks.entries()) {
+      pieces.push({ ...piece, tokenCount: countTokens(piece.text) });
+      if (i % 500 === 499) await new Promise((resolve) => setImmediate(resolve));
+    }
     return { text, hash: contentHash(text), pieces };
   };
 
@@ -415,7 +431,7 @@ export function createIngestionService(deps: IngestionDeps): Partial<ServiceImpl
       }
 
       yield progress(IngestPhase.CHUNKING, { bytesReceived: received });
-      const prepared = prepare(plan, content);
+      const prepared = await prepareLarge(plan, content);
       const document = await inTransaction(deps.store, async (trx) => {
         const existing = await documents.findByContentHash(trx, identity(principal, plan, prepared.hash));
         return (

@@ -245,6 +245,84 @@ describe.each(stacks)('the indexer on $name', ({ open }) => {
     ).toEqual([]);
   });
 
+  it('embeds each chunk of a streamed document once, whether its rows run before or after READY', async () => {
+    let embedded = 0;
+    const counting: Embedder = {
+      model: embedder.model,
+      dimensions: embedder.dimensions,
+      embed: (texts, kind, options) => {
+        embedded += texts.length;
+        return embedder.embed(texts, kind, options);
+      },
+      close: () => Promise.resolve(),
+    };
+    const streamed = (count: number) =>
+      inTransaction(stack.store, async (trx) => {
+        const document = await documents.createDocument(trx, {
+          tenantId,
+          ownerId: 'alice',
+          orgId: '',
+          scope: 'SELF',
+          displayName: 'streamed',
+          mimeType: 'text/plain',
+          sourceUri: '',
+          metadata: {},
+          contentHash: Math.random().toString(16).slice(2).padEnd(64, '0').slice(0, 64),
+          sizeBytes: 10,
+          charCount: 10,
+          state: 'INGESTING',
+          chunkSize: 1000,
+          chunkOverlap: 150,
+          keepTablesWhole: true,
+          keepCodeWhole: true,
+        });
+        await documents.addChunks(
+          trx,
+          tenantId,
+          document.id,
+          Array.from({ length: count }, (_, ordinal) => ({
+            ordinal,
+            kind: 'TEXT' as const,
+            text: `section ${ordinal} of the streamed manual`,
+            startOffset: 0,
+            endOffset: 10,
+            overlapPrefixChars: 0,
+            headerPrefixChars: 0,
+            tokenCount: 5,
+            headingPath: [],
+          })),
+        );
+        return document;
+      });
+    const points = async (documentId: string) => {
+      const page = await index.scroll(
+        { tenantId, kinds: ['CHUNK'], documentIds: [documentId] },
+        { limit: 1000 },
+      );
+      return page.points.length;
+    };
+    const ready = (id: string) => inTransaction(stack.store, (trx) => documents.markReady(trx, tenantId, id));
+
+    // Chunk rows indexed while INGESTING (nothing to write yet), then READY: the document row
+    // hands the 70 chunks back to the outbox instead of embedding them in one long pass.
+    const early = await streamed(70);
+    await indexer({ embedder: counting }).drain();
+    expect(await points(early.id)).toBe(0);
+    await ready(early.id);
+    await indexer({ embedder: counting }).drain();
+    expect(await points(early.id)).toBe(70);
+    expect(embedded).toBe(70);
+
+    // READY before the indexer saw the chunk rows: they index the chunks, and the document row
+    // finds every point present and embeds nothing again.
+    embedded = 0;
+    const late = await streamed(40);
+    await ready(late.id);
+    await indexer({ embedder: counting }).drain();
+    expect(await points(late.id)).toBe(40);
+    expect(embedded).toBe(40);
+  });
+
   it('removes a point when its source stops being searchable', async () => {
     const memory = await addMemory('我最喜欢的颜色是蓝色');
     await indexer().drain();

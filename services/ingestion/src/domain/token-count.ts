@@ -1,13 +1,11 @@
-import { getEncoding, type Tiktoken } from 'js-tiktoken';
-
-let encoding: Tiktoken | undefined;
+import { countTokens as countO200k } from 'gpt-tokenizer/encoding/o200k_base';
 
 /**
  * Tokens of `text` in `o200k_base`, the model-independent count ingestion stores (boundary token
  * caps, compaction thresholds, chunk size estimates). Context assembly recounts with the target
- * model's own encoding.
+ * model's own encoding. `gpt-tokenizer` gives the same counts as tiktoken about ten times faster
+ * (decision 0015).
  */
 export function countTokens(text: string): number {
-  encoding ??= getEncoding('o200k_base');
-  return encoding.encode(text).length;
+  return countO200k(text);
 }

@@ -6,7 +6,10 @@ import {
   MemoryRepository,
   OutboxRepository,
   SessionRepository,
+  enqueueOutbox,
+  inTransaction,
   type OutboxEntry,
+  type OutboxEvent,
   type Store,
 } from '@engram/store';
 import { pointId, type IndexFilter, type Point, type VectorIndex } from '@engram/vector-index';
@@ -68,6 +71,7 @@ export interface IndexerPass {
 /** What an outbox row asks of the index once its source rows have been read. */
 type Action =
   | { readonly kind: 'upsert'; readonly documents: readonly IndexDocument[] }
+  | { readonly kind: 'enqueue'; readonly events: readonly OutboxEvent[] }
   | { readonly kind: 'delete'; readonly ids: readonly string[] }
   | { readonly kind: 'deleteByFilter'; readonly filter: IndexFilter };
 
@@ -140,12 +144,17 @@ export class Indexer {
 
     const points: Point[] = [];
     const upserted: Change[] = [];
+    // A point several rows of this batch would write (a chunk's own row and its document's row)
+    // is embedded once.
+    const seen = new Set<string>();
     for (const { change, action } of planned) {
       if (action.kind !== 'upsert') continue;
       try {
-        if (action.documents.length > 0) {
+        const documents = action.documents.filter((d) => !seen.has(d.id));
+        for (const d of documents) seen.add(d.id);
+        if (documents.length > 0) {
           const { vectors, truncated } = await this.#deps.embedder.embed(
-            action.documents.map((d) => d.text),
+            documents.map((d) => d.text),
             'document',
           );
           const truncatedCount = truncated.filter(Boolean).length;
@@ -155,7 +164,7 @@ export class Indexer {
               'text longer than the model input was truncated',
             );
           }
-          action.documents.forEach((d, i) => {
+          documents.forEach((d, i) => {
             const dense = vectors[i];
             if (dense === undefined) throw new Error('the embedder returned fewer vectors than texts');
             points.push({ id: d.id, dense, sparse: encodeDocument(d.text), payload: d.payload });
@@ -177,7 +186,13 @@ export class Indexer {
     for (const { change, action } of planned) {
       if (action.kind === 'upsert') continue;
       try {
-        if (action.kind === 'delete') await index.delete(action.ids, { wait: true });
+        if (action.kind === 'enqueue') {
+          for (let i = 0; i < action.events.length; i += 500) {
+            await inTransaction(this.#deps.store, (trx) =>
+              enqueueOutbox(trx, action.events.slice(i, i + 500)),
+            );
+          }
+        } else if (action.kind === 'delete') await index.delete(action.ids, { wait: true });
         else await index.deleteByFilter(action.filter, { wait: true });
         done.push(change.id);
       } catch (error) {
@@ -221,17 +236,41 @@ export class Indexer {
             filter: { tenantId, kinds: ['CHUNK'], documentIds: [aggregateId] },
           };
         }
+        // A READY document's chunks never change: only those without a point need embedding
+        // (usually none, when the chunks' own rows were indexed after the document became READY).
+        const indexed = new Set<string>();
+        let cursor: string | undefined;
+        do {
+          const page = await this.#deps.index.scroll(
+            { tenantId, kinds: ['CHUNK'], documentIds: [aggregateId] },
+            { limit: 1000, ...(cursor === undefined ? {} : { after: cursor }) },
+          );
+          for (const point of page.points) indexed.add(point.id);
+          cursor = page.next;
+        } while (cursor !== undefined);
         const documents: IndexDocument[] = [];
         let pageToken = '';
         do {
           const page = await this.#documents.listChunks(tenantId, aggregateId, { pageSize: 500, pageToken });
           for (const chunk of page.items) {
-            const indexed = chunkDocument(chunk, document);
-            if (indexed !== undefined) documents.push(indexed);
+            const point = chunkDocument(chunk, document);
+            if (point !== undefined && !indexed.has(point.id)) documents.push(point);
           }
           pageToken = page.nextPageToken;
         } while (pageToken !== '');
-        return { kind: 'upsert', documents };
+        if (documents.length <= DIRECT_UPSERT_MAX) return { kind: 'upsert', documents };
+        // Many missing: hand them back to the outbox as chunk rows, so the work is spread over
+        // passes (and replicas) instead of holding one lease for the whole document.
+        return {
+          kind: 'enqueue',
+          events: documents.map((d) => ({
+            tenantId,
+            aggregate: 'CHUNK' as const,
+            aggregateId: d.payload.sourceId,
+            operation: 'UPSERT' as const,
+            payload: { documentId: aggregateId },
+          })),
+        };
       }
       case 'ROUND': {
         const sessionId = String(payload['sessionId'] ?? '');
@@ -305,20 +344,24 @@ function describe(error: unknown): string {
   return String(error).slice(0, 1024);
 }
 
+/** Chunks a DOCUMENT row embeds itself; more are handed back to the outbox as CHUNK rows. */
+const DIRECT_UPSERT_MAX = 64;
+
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) {
       resolve();
       return;
     }
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-      { once: true },
-    );
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    // The listener goes when the timer fires: an idle indexer must not pile them up on the signal.
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
   });
 }
