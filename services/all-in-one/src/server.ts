@@ -9,7 +9,7 @@ import {
 } from '@engram/governance';
 import {
   ingestionRoutes,
-  offlineJudge,
+  boundaryJudge,
   openIngestionResources,
   type IngestionResources,
 } from '@engram/ingestion';
@@ -41,8 +41,8 @@ export function allServices(
     transport: context.localTransport,
     credentials: context.serviceCredentials,
     logger: ingestionLogger,
-    // One embedding model per process: the detector shares retrieval's.
-    judge: offlineJudge(retrieval.embedder),
+    // The configured model, else the offline detector (sharing retrieval's embedding model).
+    judge: boundaryJudge(governance.chatModel, () => retrieval.embedder),
   });
   return [
     ...governanceRoutes({

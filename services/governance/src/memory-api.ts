@@ -144,7 +144,7 @@ const at = (v: number | undefined) => (v === undefined ? undefined : timestampFr
 
 function asJsonObject(value: JsonValue | undefined): JsonObject | undefined {
   return value !== undefined && value !== null && typeof value === 'object' && !Array.isArray(value)
-    ? (value)
+    ? value
     : undefined;
 }
 

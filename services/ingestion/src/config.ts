@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { envEnum, envInt, envString, parseEnv, serviceEnvSchema } from '@engram/runtime';
+import { llmEnvShape } from '@engram/llm';
 import { storeEnvShape } from '@engram/store';
 
 /** Port of the ingestion service when it runs as its own process (`ENGRAM_PORT` overrides). */
@@ -8,6 +9,7 @@ export const DEFAULT_PORT = 50062;
 /** Ingestion's own settings, shared with the all-in-one process. */
 export const ingestionEnvShape = {
   ...storeEnvShape,
+  ...llmEnvShape,
   /** Largest document in one IngestDocument request, bytes (the API documents 4 MiB). */
   ENGRAM_MAX_DOCUMENT_BYTES: envInt(4 * 1024 * 1024, 1024, 4 * 1024 * 1024),
   /** Default chunk size in code points when a request does not set one (unset: the measured default). */

@@ -10,5 +10,5 @@ export { createIngestionService, type IngestionDeps } from './ingestion-service.
 export { openIngestionResources, type IngestionResources } from './resources.js';
 export { ingestionRoutes } from './routes.js';
 export { createIngestionServer } from './server.js';
-export { Segmenter, offlineJudge, type BoundaryJudge } from './segmenter.js';
+export { Segmenter, boundaryJudge, modelJudge, offlineJudge, type BoundaryJudge } from './segmenter.js';
 export { ExtractionHandOff } from './handoff.js';

@@ -3,6 +3,8 @@ import type { Logger } from '@engram/runtime';
 import { SessionRepository, inTransaction, type Store } from '@engram/store';
 import type { Embedder } from '@engram/embeddings';
 import type { JudgedMessage, TopicJudgement } from './domain/boundary-judgement.js';
+import type { ChatModel } from '@engram/llm';
+import { detectTopicShiftsWithModel } from './domain/model-boundary.js';
 import { detectTopicShifts } from './domain/topic-shift.js';
 import type { BoundaryRules } from './domain/boundaries.js';
 import type { ExtractionHandOff } from './handoff.js';
@@ -20,6 +22,19 @@ export function offlineJudge(embedder: Embedder): BoundaryJudge {
     reason: 'TOPIC_SHIFT',
     judge: (messages, signal) => detectTopicShifts(messages, embedder, { signal }),
   };
+}
+
+/** The model judge: the configured language model decides where the conversation moved on. */
+export function modelJudge(model: ChatModel): BoundaryJudge {
+  return {
+    reason: 'MODEL_JUDGEMENT',
+    judge: (messages, signal) => detectTopicShiftsWithModel(messages, model, { signal }),
+  };
+}
+
+/** The model judge where a language model is configured, else the offline detector. */
+export function boundaryJudge(model: ChatModel | undefined, embedder: () => Embedder): BoundaryJudge {
+  return model === undefined ? offlineJudge(embedder()) : modelJudge(model);
 }
 
 export interface SegmenterSettings {

@@ -1,8 +1,9 @@
 import { LocalEmbedder, resolveModelRoot } from '@engram/embeddings';
+import { chatModelFromEnv } from '@engram/llm';
 import { createNetworkTransport, serve } from '@engram/runtime';
 import type { IngestionConfig } from './config.js';
 import { openIngestionResources } from './resources.js';
-import { offlineJudge } from './segmenter.js';
+import { boundaryJudge } from './segmenter.js';
 import { ingestionRoutes } from './routes.js';
 
 /** Where governance listens when it runs as its own process on this machine (its DEFAULT_PORT). */
@@ -20,7 +21,10 @@ export function createIngestionServer(config: IngestionConfig, options: { handle
         transport: createNetworkTransport(config.ENGRAM_GOVERNANCE_URL ?? LOCAL_GOVERNANCE_URL),
         credentials: serviceCredentials,
         logger,
-        judge: offlineJudge(new LocalEmbedder({ modelRoot: resolveModelRoot(config.ENGRAM_MODEL_DIR) })),
+        judge: boundaryJudge(
+          chatModelFromEnv(config, { logger }),
+          () => new LocalEmbedder({ modelRoot: resolveModelRoot(config.ENGRAM_MODEL_DIR) }),
+        ),
       });
       return ingestionRoutes({
         logger,
