@@ -341,7 +341,9 @@ describe('boundaries and MemCells', () => {
 
   it('closes on a long silence and at the message cap', async () => {
     const session = await createSession();
-    const start = Date.now() - 3 * 3_600_000;
+    // Yesterday 08:00 UTC: the two-hour gap stays within one calendar day whatever the time now.
+    const today = new Date();
+    const start = Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate() - 1, 8, 0);
     const first = await ok<AppendResponse>('AppendMessages', {
       parent: session.name,
       messages: [
@@ -371,7 +373,7 @@ describe('boundaries and MemCells', () => {
 
   it('closes a MemCell where the topic shifts, with the offline detector, after the append returns', async () => {
     const session = await createSession();
-    const start = Date.now() - 60_000;
+    const start = Date.UTC(2026, 0, 15, 12, 0); // a fixed midday: no calendar boundary inside;
     // Chinese: the local model is Chinese-first; on English its topic signal is weak (docs/benchmarks.md).
     const cooking = [
       ['面包面团要揉多久？', '大约十分钟，揉到表面光滑有弹性。'],
