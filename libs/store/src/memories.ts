@@ -1,4 +1,5 @@
 import { etagMismatch } from './errors.js';
+import type { Kysely } from 'kysely';
 import { createHash } from 'node:crypto';
 import { errors } from '@engram/runtime';
 import { fromFlag, fromJson, optional, toFlag, toJson, type JsonValue } from './codec.js';
@@ -6,7 +7,7 @@ import type { Store } from './database.js';
 import { newId } from './ids.js';
 import { enqueueOutbox } from './outbox.js';
 import { decodePageToken, toPage, type Page, type PageRequest } from './pagination.js';
-import type { MemoryRow } from './schema.js';
+import type { Database, MemoryRow } from './schema.js';
 import { run, type Executor } from './store-context.js';
 import { visibleTo, type Scope, type Viewer } from './visibility.js';
 
@@ -130,6 +131,42 @@ export interface MemoryFilter {
   readonly occurredFrom?: number;
   readonly occurredBefore?: number;
 }
+
+/** What {@link MemoryRepository.purge} removed. */
+export interface PurgedMemoryCounts {
+  readonly memories: number;
+  /** Revisions of those memories, kept only as content-free audit records. */
+  readonly revisionsRedacted: number;
+}
+
+/** How a purge is recorded. */
+export interface PurgeOptions {
+  /** Why the content went, kept on the audit records, e.g. `forgetReceipts/{id}`. */
+  readonly erasedBy: string;
+  /** Identifiers added to the MEMORY DELETE outbox rows (never contents). */
+  readonly payload?: Readonly<Record<string, string | number>>;
+}
+
+/**
+ * What is kept of a revision of a hard-deleted memory (migration 0003): action, version, actor
+ * kind, rule, changed field names and time; no before/after, reason, actor or request.
+ */
+type MemoryRevisionAuditsTable = {
+  id: string;
+  tenant_id: string;
+  memory_id: string;
+  version: number;
+  action: string;
+  actor_kind: string;
+  rule: string;
+  changed_paths_json: string;
+  created_at: number;
+  erased_by: string;
+  erased_at: number;
+};
+
+/** Ids per IN list and per multi-row INSERT of a purge. */
+const PURGE_BATCH = 500;
 
 /** sha256 over what makes two memories the same content (type, identity, value, text). */
 export function memoryContentHash(
@@ -278,6 +315,21 @@ export class MemoryRepository {
     return row === undefined ? undefined : toRecord(row);
   }
 
+  /** ACTIVE memories of every tenant whose `expires_at` is at or before `now`, soonest first. */
+  async findExpired(now: number, limit: number): Promise<MemoryRecord[]> {
+    const rows = await run(this.store, (db) =>
+      db
+        .selectFrom('memories')
+        .selectAll()
+        .where('status', '=', 'ACTIVE')
+        .where('expires_at', '<=', now)
+        .orderBy('expires_at', 'asc')
+        .limit(limit)
+        .execute(),
+    );
+    return rows.map(toRecord);
+  }
+
   /** How many ACTIVE memories `ownerId` has in the tenant (of `type`, when given; evergreen only, when asked). */
   async countActive(
     tenantId: string,
@@ -409,6 +461,167 @@ export class MemoryRepository {
       }),
       queryKey,
     );
+  }
+
+  /**
+   * Hard-deletes memories (ForgetUser; any status and scope): their revisions are reduced to
+   * content-free audit records (`memory_revision_audits`) and deleted with the memories, and one
+   * MEMORY DELETE outbox row per memory removes its point. Ids that do not exist are skipped.
+   */
+  async purge(
+    trx: Executor,
+    tenantId: string,
+    ids: readonly string[],
+    options: PurgeOptions,
+    now = Date.now(),
+  ): Promise<PurgedMemoryCounts> {
+    const audits = (trx as Kysely<Database>).withTables<{
+      memory_revision_audits: MemoryRevisionAuditsTable;
+    }>();
+    let memories = 0;
+    let revisionsRedacted = 0;
+    for (let i = 0; i < ids.length; i += PURGE_BATCH) {
+      const batch = ids.slice(i, i + PURGE_BATCH);
+      const found = await trx
+        .selectFrom('memories')
+        .select('id')
+        .where('tenant_id', '=', tenantId)
+        .where('id', 'in', batch)
+        .execute();
+      if (found.length === 0) continue;
+      const present = found.map((m) => m.id);
+      await audits
+        .insertInto('memory_revision_audits')
+        .columns([
+          'id',
+          'tenant_id',
+          'memory_id',
+          'version',
+          'action',
+          'actor_kind',
+          'rule',
+          'changed_paths_json',
+          'created_at',
+          'erased_by',
+          'erased_at',
+        ])
+        .expression((eb) =>
+          eb
+            .selectFrom('memory_revisions')
+            .select((r) => [
+              'id',
+              'tenant_id',
+              'memory_id',
+              'version',
+              'action',
+              'actor_kind',
+              'rule',
+              'changed_paths_json',
+              'created_at',
+              r.val(options.erasedBy.slice(0, 128)).as('erased_by'),
+              r.val(now).as('erased_at'),
+            ])
+            .where('tenant_id', '=', tenantId)
+            .where('memory_id', 'in', present),
+        )
+        .execute();
+      const revisions = await trx
+        .deleteFrom('memory_revisions')
+        .where('tenant_id', '=', tenantId)
+        .where('memory_id', 'in', present)
+        .executeTakeFirst();
+      revisionsRedacted += Number(revisions.numDeletedRows);
+      const deleted = await trx
+        .deleteFrom('memories')
+        .where('tenant_id', '=', tenantId)
+        .where('id', 'in', present)
+        .executeTakeFirst();
+      memories += Number(deleted.numDeletedRows);
+      await enqueueOutbox(
+        trx,
+        present.map((id) => ({
+          tenantId,
+          aggregate: 'MEMORY' as const,
+          aggregateId: id,
+          operation: 'DELETE' as const,
+          ...(options.payload !== undefined ? { payload: options.payload } : {}),
+        })),
+        now,
+      );
+    }
+    return { memories, revisionsRedacted };
+  }
+
+  /**
+   * Hard-deletes every memory of `ownerId` in the tenant created at or before the cutoff, whatever
+   * its status and scope (ORG memories the owner created included), as {@link purge} does.
+   */
+  async purgeOwner(
+    trx: Executor,
+    tenantId: string,
+    ownerId: string,
+    options: PurgeOptions & { readonly createdAtOrBefore: number },
+    now = Date.now(),
+  ): Promise<PurgedMemoryCounts> {
+    const rows = await trx
+      .selectFrom('memories')
+      .select('id')
+      .where('tenant_id', '=', tenantId)
+      .where('owner_id', '=', ownerId)
+      .where('created_at', '<=', options.createdAtOrBefore)
+      .orderBy('id')
+      .execute();
+    return this.purge(
+      trx,
+      tenantId,
+      rows.map((r) => r.id),
+      options,
+      now,
+    );
+  }
+
+  /**
+   * Replaces `actorId` as the actor of the revisions it caused at or before the cutoff (on other
+   * owners' memories, e.g. as a reviewer) with `replacement` (a forget receipt's name). Returns
+   * how many revisions changed.
+   */
+  async replaceRevisionActor(
+    trx: Executor,
+    tenantId: string,
+    actorId: string,
+    replacement: string,
+    createdAtOrBefore: number,
+  ): Promise<number> {
+    const result = await trx
+      .updateTable('memory_revisions')
+      .set({ actor_id: replacement })
+      .where('tenant_id', '=', tenantId)
+      .where('actor_id', '=', actorId)
+      .where('created_at', '<=', createdAtOrBefore)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
+  /** Ids of the memories of `ownerId` that these extraction jobs wrote or changed. */
+  async idsWrittenByJobs(
+    trx: Executor,
+    tenantId: string,
+    ownerId: string,
+    jobIds: readonly string[],
+  ): Promise<string[]> {
+    const ids = new Set<string>();
+    for (let i = 0; i < jobIds.length; i += PURGE_BATCH) {
+      const rows = await trx
+        .selectFrom('memory_revisions')
+        .innerJoin('memories', 'memories.id', 'memory_revisions.memory_id')
+        .select('memories.id')
+        .where('memories.tenant_id', '=', tenantId)
+        .where('memories.owner_id', '=', ownerId)
+        .where('memory_revisions.extraction_job_id', 'in', jobIds.slice(i, i + PURGE_BATCH))
+        .execute();
+      for (const row of rows) ids.add(row.id);
+    }
+    return [...ids].sort();
   }
 
   async #writeRevision(

@@ -4,6 +4,7 @@ import type { Logger } from '@engram/runtime';
 import { isMysqlTarget, openStore, storeTarget, type Store } from '@engram/store';
 import type { GovernanceDataConfig } from './config.js';
 import { DEFAULT_POLICY, type GovernancePolicy } from './domain/rules/policy.js';
+import { ExpirySweeper } from './expiry.js';
 
 /** Everything the governance service runs on, opened from configuration. */
 export interface GovernanceResources {
@@ -12,6 +13,8 @@ export interface GovernanceResources {
   readonly chatModel?: ChatModel;
   /** The hard rules' policy (the documented defaults). */
   readonly policy: GovernancePolicy;
+  /** Marks expired memories EXPIRED (started with the process, stopped by `close`). */
+  readonly expiry: ExpirySweeper;
   close(): Promise<void>;
 }
 
@@ -21,10 +24,16 @@ export function openGovernanceResources(config: GovernanceDataConfig, logger: Lo
   if (!isMysqlTarget(target)) mkdirSync(config.ENGRAM_DATA_DIR, { recursive: true, mode: 0o700 });
   const store = openStore({ target });
   const chatModel = chatModelFromEnv(config, { logger });
+  const expiry = new ExpirySweeper({ store, logger: logger.child({ component: 'expiry' }) });
+  expiry.start();
   return {
     store,
     ...(chatModel !== undefined ? { chatModel } : {}),
     policy: DEFAULT_POLICY,
-    close: () => store.close(),
+    expiry,
+    async close() {
+      await expiry.stop();
+      await store.close();
+    },
   };
 }
