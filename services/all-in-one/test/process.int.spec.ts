@@ -2,6 +2,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import * as grpc from '@grpc/grpc-js';
+import { knownMigrations } from '@engram/store';
 import { LOCAL_SECRET_FILE } from '../src/index.js';
 import {
   loadProtos,
@@ -77,7 +78,7 @@ describe('the all-in-one process (npm start)', () => {
     await first.listening;
     expect(listeningLine(first)).toMatchObject({
       store: join(dataDir, 'engram.db'),
-      migrationsApplied: ['0001-initial'],
+      migrationsApplied: knownMigrations(),
     });
     const before = statSync(join(dataDir, LOCAL_SECRET_FILE)).mtimeMs;
     first.child.kill('SIGTERM');

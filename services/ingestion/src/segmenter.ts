@@ -5,7 +5,7 @@ import type { Embedder } from '@engram/embeddings';
 import type { JudgedMessage, TopicJudgement } from './domain/boundary-judgement.js';
 import type { ChatModel } from '@engram/llm';
 import { detectTopicShiftsWithModel } from './domain/model-boundary.js';
-import { detectTopicShifts } from './domain/topic-shift.js';
+import { detectTopicShifts, type WindowVectorCache } from './domain/topic-shift.js';
 import type { BoundaryRules } from './domain/boundaries.js';
 import type { ExtractionHandOff } from './handoff.js';
 
@@ -16,11 +16,38 @@ export interface BoundaryJudge {
   judge(messages: readonly JudgedMessage[], signal: AbortSignal): Promise<TopicJudgement>;
 }
 
-/** The offline judge: the topic-shift detector over the local embedding model. */
+/** A bounded least-recently-used map of window vectors (2,000 × 512 floats ≈ 4 MiB). */
+class WindowLru implements WindowVectorCache {
+  readonly #entries = new Map<string, Float32Array>();
+  constructor(private readonly capacity: number) {}
+  get(text: string): Float32Array | undefined {
+    const vector = this.#entries.get(text);
+    if (vector !== undefined) {
+      this.#entries.delete(text);
+      this.#entries.set(text, vector);
+    }
+    return vector;
+  }
+  set(text: string, vector: Float32Array): void {
+    this.#entries.delete(text);
+    this.#entries.set(text, vector);
+    if (this.#entries.size > this.capacity) {
+      const oldest = this.#entries.keys().next().value;
+      if (oldest !== undefined) this.#entries.delete(oldest);
+    }
+  }
+}
+
+/**
+ * The offline judge: the topic-shift detector over the local embedding model. The tail is judged
+ * again after every append; the cache keeps the windows that did not change from being embedded
+ * again.
+ */
 export function offlineJudge(embedder: Embedder): BoundaryJudge {
+  const cache = new WindowLru(2_000);
   return {
     reason: 'TOPIC_SHIFT',
-    judge: (messages, signal) => detectTopicShifts(messages, embedder, { signal }),
+    judge: (messages, signal) => detectTopicShifts(messages, embedder, { signal, cache }),
   };
 }
 
