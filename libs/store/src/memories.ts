@@ -1,5 +1,5 @@
 import { etagMismatch } from './errors.js';
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import { createHash } from 'node:crypto';
 import { errors } from '@engram/runtime';
 import { fromFlag, fromJson, optional, toFlag, toJson, type JsonValue } from './codec.js';
@@ -7,7 +7,7 @@ import type { Store } from './database.js';
 import { newId } from './ids.js';
 import { enqueueOutbox } from './outbox.js';
 import { decodePageToken, toPage, type Page, type PageRequest } from './pagination.js';
-import type { Database, MemoryRow } from './schema.js';
+import type { Database, MemoryRevisionsTable, MemoryRow } from './schema.js';
 import { run, type Executor } from './store-context.js';
 import { visibleTo, type Scope, type Viewer } from './visibility.js';
 
@@ -624,6 +624,44 @@ export class MemoryRepository {
     return [...ids].sort();
   }
 
+  /** One revision of a memory by its id (NOT the audit record of a purged memory). */
+  async getRevision(
+    tenantId: string,
+    memoryId: string,
+    revisionId: string,
+    executor?: Executor,
+  ): Promise<MemoryRevisionRecord | undefined> {
+    const query = (db: Executor) =>
+      db
+        .selectFrom('memory_revisions')
+        .selectAll()
+        .where('tenant_id', '=', tenantId)
+        .where('memory_id', '=', memoryId)
+        .where('id', '=', revisionId)
+        .executeTakeFirst();
+    const row = executor === undefined ? await run(this.store, query) : await query(executor);
+    return row === undefined ? undefined : toRevisionRecord(row);
+  }
+
+  /** The newest revision of a memory (highest version), e.g. the one that deleted it. */
+  async latestRevision(
+    tenantId: string,
+    memoryId: string,
+    executor?: Executor,
+  ): Promise<MemoryRevisionRecord | undefined> {
+    const query = (db: Executor) =>
+      db
+        .selectFrom('memory_revisions')
+        .selectAll()
+        .where('tenant_id', '=', tenantId)
+        .where('memory_id', '=', memoryId)
+        .orderBy('version', 'desc')
+        .limit(1)
+        .executeTakeFirst();
+    const row = executor === undefined ? await run(this.store, query) : await query(executor);
+    return row === undefined ? undefined : toRevisionRecord(row);
+  }
+
   async #writeRevision(
     trx: Executor,
     record: MemoryRecord,
@@ -654,6 +692,26 @@ export class MemoryRepository {
       })
       .execute();
   }
+}
+
+function toRevisionRecord(r: Selectable<MemoryRevisionsTable>): MemoryRevisionRecord {
+  return {
+    id: r.id,
+    tenantId: r.tenant_id,
+    memoryId: r.memory_id,
+    version: r.version,
+    action: r.action as RevisionAction,
+    actorKind: r.actor_kind as ActorKind,
+    actorId: r.actor_id,
+    reason: r.reason,
+    rule: r.rule,
+    requestId: r.request_id,
+    extractionJobId: optional(r.extraction_job_id),
+    before: fromJson<MemoryRecord>(r.before_json),
+    after: fromJson<MemoryRecord>(r.after_json),
+    changedPaths: fromJson<string[]>(r.changed_paths_json) ?? [],
+    createdAt: r.created_at,
+  };
 }
 
 function toRow(m: MemoryRecord) {

@@ -3,7 +3,7 @@ import { IngestionService } from '@engram/contracts/ingestion';
 import {
   governanceRoutes,
   openGovernanceResources,
-  runOfflineExtractor,
+  chooseExtractor,
   type ExtractionRunner,
   type GovernanceResources,
 } from '@engram/governance';
@@ -49,8 +49,7 @@ export function allServices(
       logger: logger.child({ component: 'governance' }),
       ...governance,
       ingestion: serviceClient(IngestionService, context.localTransport),
-      runExtractor: runOfflineExtractor,
-      model: '',
+      ...chooseExtractor(governance.chatModel),
     }),
     ...ingestionRoutes({
       logger: ingestionLogger,

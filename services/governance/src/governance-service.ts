@@ -36,6 +36,7 @@ import {
   type RunExtractor,
 } from './extraction.js';
 import { decisionMessage, jobMessage } from './jobs-api.js';
+import { createLifecycleHandlers } from './lifecycle.js';
 import {
   candidateFromMessage,
   memoryMessage,
@@ -187,6 +188,7 @@ export function createGovernanceService(
   };
 
   return {
+    ...createLifecycleHandlers(deps),
     async extractMemories(request, ctx) {
       const principal = requirePrincipal(ctx.values);
       const { sessionId, memCellId } = parseMemCellName(request.memCell);

@@ -10,12 +10,13 @@
  * placeholders; the hard rules check every candidate again.
  *
  * What is never taken from the model as given: the type (the extractor's), the scope (SELF), the
- * evidence (ids must be messages of the MemCell that were shown; a candidate left without evidence
- * is dropped), the excerpt (quoted from the first evidence message), when a fact or plan was said
- * (its first evidence message's time, which a TTL hint counts from), and the keys of slots the
- * offline extractors derive from the value (`item.<slug>`, `allergy.<slug>`, `language.<code>`,
- * `relationship/<relation>[.<name>]`), so the same fact gets the same `namespace/key` whichever
- * extractor found it and the hard rules supersede one with the other.
+ * evidence (ids must be messages of the MemCell not withheld from the model; a candidate left
+ * without evidence is dropped), the excerpt (quoted from the first evidence message the user wrote,
+ * else the first one), when a fact, plan or episode was said (that message's time, which a TTL hint
+ * counts from), and the keys of slots the offline extractors derive from the value (`item.<slug>`,
+ * `allergy.<slug>`, `language.<code>`, `relationship/<relation>[.<name>]`), so the same fact gets
+ * the same `namespace/key` whichever extractor found it and the hard rules supersede one with the
+ * other.
  */
 import type { ChatModel } from '@engram/llm';
 import type {
@@ -71,7 +72,10 @@ const SOURCE_KINDS: Readonly<Record<AnswerSourceKind, SourceKind>> = {
 export interface AnswerContext {
   /** The MemCell extracted. */
   readonly input: ExtractionInput;
-  /** Ids the candidates may cite: the MemCell's messages that were shown to the model. */
+  /**
+   * Ids the candidates may cite: the MemCell's messages that were not withheld from the model (those
+   * a "don't remember this" request covers are).
+   */
   readonly citable: ReadonlySet<string>;
   /** The prompt's language: the fallback of a candidate's language. */
   readonly language: PromptLanguage;
@@ -155,7 +159,11 @@ function typedFields(
 ): Partial<Candidate> & { occurredAt: number } {
   switch (extractor) {
     case 'FACT': {
-      const slot = canonicalSlot(candidate.namespace ?? '', candidate.key ?? '', valueObject(candidate.value ?? []));
+      const slot = canonicalSlot(
+        candidate.namespace ?? '',
+        candidate.key ?? '',
+        valueObject(candidate.value ?? []),
+      );
       const validFrom = epochMs(candidate.valid_from);
       const validUntil = epochMs(candidate.valid_until);
       const ttlDays = candidate.ttl_days ?? undefined;
@@ -189,10 +197,10 @@ function typedFields(
  * The candidates of a model's answer to `extractor`'s prompt. Each gets the extractor's type, scope
  * hint SELF, the source kind in the store's terms, a confidence rounded to two decimals, a language
  * (its text's, else the prompt's), evidence limited to `context.citable` in MemCell order (no
- * evidence left: dropped) with the MemCell id and an excerpt of the first evidence message (at most
- * 200 characters), times in epoch ms, a TTL hint in ms, and metadata naming the extractor, the
- * model and the prompt version. A FACT gets its canonical slot (`canonicalSlot`); a slot given
- * twice keeps the later candidate.
+ * evidence left: dropped) with the MemCell id and an excerpt of the first evidence message the user
+ * wrote, else the first (at most 200 characters), times in epoch ms, a TTL hint in ms, and metadata
+ * naming the extractor, the model and the prompt version. A FACT gets its canonical slot
+ * (`canonicalSlot`); a slot given twice keeps the later candidate.
  */
 export function candidatesFromAnswer(
   extractor: ExtractorName,
@@ -207,10 +215,13 @@ export function candidatesFromAnswer(
     ...((context.omittedMessages ?? 0) > 0 ? { omitted_messages: String(context.omittedMessages) } : {}),
   };
   const out: Candidate[] = [];
-  const bySlot = new Map<string, number>();
+  // A FACT slot given twice keeps the later candidate, in the later place (as the offline FACT
+  // extractor does).
+  const bySlot = new Map<string, Candidate>();
   for (const answered of answer.candidates) {
     const evidence = evidenceOf(answered, context, order);
-    const first = evidence[0];
+    // What the user said is what a memory rests on: quote and date it when it is cited.
+    const first = evidence.find((m) => m.role === 'USER') ?? evidence[0];
     if (first === undefined) continue;
     const text = answered.text.trim();
     const candidate: Candidate = {
@@ -226,18 +237,17 @@ export function candidatesFromAnswer(
         memCellId: context.input.memCellId,
         excerpt: truncate(first.content.trim(), EXCERPT_MAX_CHARS),
       },
-      metadata,
+      metadata: { ...metadata },
     };
     if (extractor === 'FACT') {
       const slot = `${candidate.namespace ?? ''}/${candidate.key ?? ''}`;
-      const earlier = bySlot.get(slot);
-      if (earlier !== undefined) out.splice(earlier, 1);
-      for (const [s, i] of bySlot) if (earlier !== undefined && i > earlier) bySlot.set(s, i - 1);
-      bySlot.set(slot, out.length);
+      bySlot.delete(slot);
+      bySlot.set(slot, candidate);
+    } else {
+      out.push(candidate);
     }
-    out.push(candidate);
   }
-  return out;
+  return extractor === 'FACT' ? [...bySlot.values()] : out;
 }
 
 /** The messages a model may see: with content, and not covered by a "don't remember this" request. */
@@ -276,17 +286,23 @@ function checkOptions(options: Required<ModelExtractorOptions>): void {
  * invalid options.
  */
 export function createModelExtractor(model: ChatModel, options: ModelExtractorOptions = {}): RunExtractor {
-  const settings: Required<ModelExtractorOptions> = { ...DEFAULT_MODEL_EXTRACTOR_OPTIONS };
-  for (const [name, value] of Object.entries(options) as [keyof ModelExtractorOptions, number | undefined][]) {
-    if (value !== undefined) settings[name] = value;
-  }
+  const defaults = DEFAULT_MODEL_EXTRACTOR_OPTIONS;
+  const settings: Required<ModelExtractorOptions> = {
+    maxTranscriptChars: options.maxTranscriptChars ?? defaults.maxTranscriptChars,
+    maxMessageChars: options.maxMessageChars ?? defaults.maxMessageChars,
+    temperature: options.temperature ?? defaults.temperature,
+    maxAttempts: options.maxAttempts ?? defaults.maxAttempts,
+  };
   checkOptions(settings);
   const limits = { maxChars: settings.maxTranscriptChars, maxMessageChars: settings.maxMessageChars };
 
   return async (extractor, input, signal) => {
     const shown = showableMessages(input);
     if (!shown.some((m) => m.role === 'USER')) {
-      return { candidates: [], usage: { promptTokens: 0, completionTokens: 0, calls: 0, model: model.model } };
+      return {
+        candidates: [],
+        usage: { promptTokens: 0, completionTokens: 0, calls: 0, model: model.model },
+      };
     }
     const prompt = extractionPrompt(extractor, { ...input, messages: shown }, limits);
     const { value, usage, attempts } = await model.completeJson({

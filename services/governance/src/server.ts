@@ -2,7 +2,7 @@ import { IngestionService } from '@engram/contracts/ingestion';
 import { createLogger, createNetworkTransport, serve, serviceClient } from '@engram/runtime';
 import type { GovernanceConfig } from './config.js';
 import type { ExtractionRunner } from './extraction.js';
-import { runOfflineExtractor } from './extractors.js';
+import { chooseExtractor } from './extractors.js';
 import { openGovernanceResources } from './resources.js';
 import { governanceRoutes } from './routes.js';
 
@@ -28,8 +28,7 @@ export function createGovernanceServer(config: GovernanceConfig, options: { hand
           IngestionService,
           createNetworkTransport(config.ENGRAM_INGESTION_URL ?? LOCAL_INGESTION_URL),
         ),
-        runExtractor: runOfflineExtractor,
-        model: '',
+        ...chooseExtractor(resources.chatModel),
         onRunner: (r) => (runner = r),
       }),
     onShutdown: async () => {

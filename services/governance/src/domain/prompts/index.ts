@@ -5,6 +5,7 @@
  * turns the answer into candidates for the hard rules.
  */
 import type { ChatMessage } from '@engram/llm';
+import type { z } from 'zod';
 import type { ExtractionInput, ExtractorName } from '../candidate.js';
 import { safeTimeZone } from '../extractors/dates.js';
 import { conversationLanguage, type PromptLanguage } from './language.js';
@@ -17,7 +18,6 @@ import {
   type Transcript,
   type TranscriptLimits,
 } from './transcript.js';
-import type { z } from 'zod';
 
 export { conversationLanguage, type PromptLanguage } from './language.js';
 export {

@@ -33,15 +33,15 @@ const json = (value: unknown): string => JSON.stringify(value);
 // ---------------------------------------------------------------------------------------------
 // English
 
+const EN_INTRO =
+  'You extract long-term memories about the user from one segment of a conversation between the user and an AI assistant. The memories are given to the assistant in later conversations, so keep only what will still be true and useful later.';
+
 const EN: Template = {
   intro: {
-    FACT: 'You extract long-term memories about the user from one segment of a conversation between the user and an AI assistant. The memories are given to the assistant in later conversations, so keep only what will still be true and useful later. This request extracts FACT memories only; other requests extract the other types.',
-    EVENT:
-      'You extract long-term memories about the user from one segment of a conversation between the user and an AI assistant. The memories are given to the assistant in later conversations, so keep only what will still be useful later. This request extracts EVENT memories only; other requests extract the other types.',
-    FORESIGHT:
-      'You extract long-term memories about the user from one segment of a conversation between the user and an AI assistant. The memories are given to the assistant in later conversations, so keep only what will still be useful later. This request extracts FORESIGHT memories only; other requests extract the other types.',
-    EPISODE:
-      'You extract long-term memories about the user from one segment of a conversation between the user and an AI assistant. The memories are given to the assistant in later conversations, so keep only what will still be useful later. This request writes the EPISODE memory only; other requests extract the other types.',
+    FACT: `${EN_INTRO} This request extracts FACT memories only; other requests extract the other types.`,
+    EVENT: `${EN_INTRO} This request extracts EVENT memories only; other requests extract the other types.`,
+    FORESIGHT: `${EN_INTRO} This request extracts FORESIGHT memories only; other requests extract the other types.`,
+    EPISODE: `${EN_INTRO} This request writes the EPISODE memory only; other requests extract the other types.`,
   },
   memoryTypes: `## Memory types
 - FACT: a lasting, structured statement about the user (a preference, a profile detail, a relationship, a goal), kept in a slot namespace/key with a JSON value. A newer fact in the same slot replaces the older one.
