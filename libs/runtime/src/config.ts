@@ -67,6 +67,8 @@ export const serverEnvShape = {
   ENGRAM_JWT_ISSUER: envString(),
   ENGRAM_JWT_AUDIENCE: envString(),
   ENGRAM_JWT_CLOCK_TOLERANCE_SEC: envInt(30, 0, 600),
+  /** JSON file of per-tenant settings (secret redaction, governance policy overrides). */
+  ENGRAM_TENANT_POLICY_FILE: envString(),
   /** RS256 only: PKCS#8 PEM private key that signs service-to-service tokens (background calls). */
   ENGRAM_SERVICE_PRIVATE_KEY_FILE: envString(),
   /** RS256 only: the `kid` of that key in the services' JWKS. */

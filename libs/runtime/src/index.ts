@@ -70,3 +70,4 @@ export {
   serviceSigningKey,
   type ServiceCredentials,
 } from './service-credentials.js';
+export { loadTenantPolicies, type TenantPolicies, type TenantSettings } from './tenant-policy.js';

@@ -87,7 +87,7 @@ export interface ExtractionDeps {
   readonly store: Store;
   readonly logger: Logger;
   readonly ingestion: Client<typeof IngestionService>;
-  readonly policy: GovernancePolicy;
+  readonly policies: (tenantId: string) => GovernancePolicy;
   readonly runExtractor: RunExtractor;
   /** Whether extractors call a model (recorded per job; `''` for the offline extractors). */
   readonly model: string;
@@ -415,7 +415,7 @@ export class ExtractionRunner {
           principal: caller.principal,
           owner: job.ownerId,
           now,
-          policy: this.deps.policy,
+          policy: this.deps.policies(tenantId),
           lookups: storeLookups(this.#memories, trx, tenantId),
           mode: 'extract',
         });
@@ -448,7 +448,7 @@ export class ExtractionRunner {
             ...meta,
             startedAt,
             runs: storedRuns,
-            candidates: candidates.map((c) => redactCandidateForRecord(c, this.deps.policy)),
+            candidates: candidates.map((c) => redactCandidateForRecord(c, this.deps.policies(tenantId))),
             decisions,
           } as unknown as JsonValue,
           usage: usage as unknown as JsonValue,

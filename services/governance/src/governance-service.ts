@@ -50,7 +50,8 @@ import {
 export interface GovernanceDeps {
   readonly logger: Logger;
   readonly store: Store;
-  readonly policy: GovernancePolicy;
+  /** The hard rules' policy of a tenant. */
+  readonly policies: (tenantId: string) => GovernancePolicy;
   /** Ingestion, for reading MemCells (the caller's credential is forwarded). */
   readonly ingestion: Client<typeof IngestionService>;
   /** The extractors: the model's prompts where a model is configured, else the offline rules. */
@@ -158,7 +159,7 @@ export function createGovernanceService(
     store: deps.store,
     logger: deps.logger.child({ component: 'extraction' }),
     ingestion: deps.ingestion,
-    policy: deps.policy,
+    policies: deps.policies,
     runExtractor: deps.runExtractor,
     model: deps.model,
   });
@@ -328,7 +329,7 @@ export function createGovernanceService(
             principal,
             owner: principal.subject,
             now,
-            policy: deps.policy,
+            policy: deps.policies(principal.tenantId),
             lookups: storeLookups(memories, trx, principal.tenantId),
             mode: 'propose',
           });

@@ -52,7 +52,7 @@ import { policyMessage } from './policy-api.js';
 export interface LifecycleDeps {
   readonly logger: Logger;
   readonly store: Store;
-  readonly policy: GovernancePolicy;
+  readonly policies: (tenantId: string) => GovernancePolicy;
 }
 
 const SERVICE = 'engram.governance.v1.GovernanceService';
@@ -411,15 +411,15 @@ export function createLifecycleHandlers(deps: LifecycleDeps): Partial<ServiceImp
   };
 
   /** The policy with only `keep` (and the mandatory rules) evaluated, and a fixer for the trace. */
-  const only = (keep: readonly RuleName[], why: string) => {
+  const only = (keep: readonly RuleName[], why: string, base: GovernancePolicy) => {
     const policy: GovernancePolicy = {
-      ...deps.policy,
-      disabledRules: RULE_NAMES.filter((r) => !keep.includes(r) || !isRuleEnabled(deps.policy, r)),
+      ...base,
+      disabledRules: RULE_NAMES.filter((r) => !keep.includes(r) || !isRuleEnabled(base, r)),
     };
     const explain = (j: Judgement): Judgement => ({
       ...j,
       evaluations: j.evaluations.map((e) =>
-        e.verdict === 'NOT_EVALUATED' && !keep.includes(e.rule) && isRuleEnabled(deps.policy, e.rule)
+        e.verdict === 'NOT_EVALUATED' && !keep.includes(e.rule) && isRuleEnabled(base, e.rule)
           ? { ...e, note: why }
           : e,
       ),
@@ -460,7 +460,7 @@ export function createLifecycleHandlers(deps: LifecycleDeps): Partial<ServiceImp
           principal,
           owner: principal.subject,
           now,
-          policy: deps.policy,
+          policy: deps.policies(principal.tenantId),
           lookups: storeLookups(memories, trx, principal.tenantId),
           mode: 'propose',
         });
@@ -584,7 +584,7 @@ export function createLifecycleHandlers(deps: LifecycleDeps): Partial<ServiceImp
           principal,
           owner: current.ownerId,
           now,
-          policy: deps.policy,
+          policy: deps.policies(principal.tenantId),
           lookups: lookupsExcept(trx, current),
           mode: 'propose',
         });
@@ -716,7 +716,11 @@ export function createLifecycleHandlers(deps: LifecycleDeps): Partial<ServiceImp
         throw errors.fieldInvalid('expire_time', 'must be in the future');
       }
       await owned(principal, id);
-      const { policy, explain } = only(RESTORE_RULES, 'not run again on restore');
+      const { policy, explain } = only(
+        RESTORE_RULES,
+        'not run again on restore',
+        deps.policies(principal.tenantId),
+      );
       const { memory, j } = await inTransaction(deps.store, async (trx) => {
         const current = await reread(trx, principal.tenantId, id, request.etag);
         if (current.status !== 'DELETED' && current.status !== 'EXPIRED') {
@@ -750,7 +754,7 @@ export function createLifecycleHandlers(deps: LifecycleDeps): Partial<ServiceImp
         }
         const now = Date.now();
         const expired = current.expiresAt !== undefined && current.expiresAt <= now;
-        const defaultTtl = deps.policy.ttlLimits[current.type]?.defaultTtlMs;
+        const defaultTtl = deps.policies(principal.tenantId).ttlLimits[current.type]?.defaultTtlMs;
         const expiresAt = expired
           ? (requestedExpiry ?? (defaultTtl !== undefined ? now + defaultTtl : undefined))
           : current.expiresAt;
@@ -826,7 +830,11 @@ export function createLifecycleHandlers(deps: LifecycleDeps): Partial<ServiceImp
       }
       if (request.reason === '') throw errors.fieldRequired('reason');
       checkReason(request.reason);
-      const { policy, explain } = only(APPROVE_RULES, 'not run again on approval');
+      const { policy, explain } = only(
+        APPROVE_RULES,
+        'not run again on approval',
+        deps.policies(principal.tenantId),
+      );
       const revision = (action: RevisionAction, rule?: string) => ({
         action,
         actorKind: 'ADMIN' as const,
@@ -975,7 +983,7 @@ export function createLifecycleHandlers(deps: LifecycleDeps): Partial<ServiceImp
         });
       }
       requireAdmin(principal, 'GetPolicy');
-      return { policy: policyMessage(deps.policy, loadedAt) };
+      return { policy: policyMessage(deps.policies(principal.tenantId), loadedAt) };
     },
   };
 }

@@ -1,9 +1,14 @@
 import { mkdirSync } from 'node:fs';
 import { chatModelFromEnv, type ChatModel } from '@engram/llm';
-import type { Logger } from '@engram/runtime';
+import { ConfigError, loadTenantPolicies, type Logger, type TenantPolicies } from '@engram/runtime';
 import { isMysqlTarget, openStore, storeTarget, type Store } from '@engram/store';
 import type { GovernanceDataConfig } from './config.js';
-import { DEFAULT_POLICY, type GovernancePolicy } from './domain/rules/policy.js';
+import {
+  isPolicyError,
+  resolvePolicy,
+  type GovernancePolicy,
+  type GovernancePolicyOverride,
+} from './domain/rules/policy.js';
 import { ExpirySweeper } from './expiry.js';
 
 /** Everything the governance service runs on, opened from configuration. */
@@ -11,15 +16,19 @@ export interface GovernanceResources {
   readonly store: Store;
   /** The extraction model; absent: the offline extractors. */
   readonly chatModel?: ChatModel;
-  /** The hard rules' policy (the documented defaults). */
-  readonly policy: GovernancePolicy;
+  /** The hard rules' policy of a tenant: the documented defaults under the tenant's overrides. */
+  readonly policies: (tenantId: string) => GovernancePolicy;
   /** Marks expired memories EXPIRED (started with the process, stopped by `close`). */
   readonly expiry: ExpirySweeper;
   close(): Promise<void>;
 }
 
 /** Opens governance's connection to the source of truth and its model client. */
-export function openGovernanceResources(config: GovernanceDataConfig, logger: Logger): GovernanceResources {
+export function openGovernanceResources(
+  config: GovernanceDataConfig & { readonly ENGRAM_TENANT_POLICY_FILE?: string | undefined },
+  logger: Logger,
+): GovernanceResources {
+  const policies = tenantPolicies(loadTenantPolicies(config.ENGRAM_TENANT_POLICY_FILE));
   const target = storeTarget(config);
   if (!isMysqlTarget(target)) mkdirSync(config.ENGRAM_DATA_DIR, { recursive: true, mode: 0o700 });
   const store = openStore({ target });
@@ -29,11 +38,35 @@ export function openGovernanceResources(config: GovernanceDataConfig, logger: Lo
   return {
     store,
     ...(chatModel !== undefined ? { chatModel } : {}),
-    policy: DEFAULT_POLICY,
+    policies,
     expiry,
     async close() {
       await expiry.stop();
       await store.close();
     },
   };
+}
+
+/**
+ * Every tenant's effective policy, resolved and checked once at start: a bad override fails the
+ * start naming the tenant and the setting.
+ */
+function tenantPolicies(file: TenantPolicies): (tenantId: string) => GovernancePolicy {
+  const resolve = (tenantId: string | undefined): GovernancePolicy => {
+    const override = (tenantId === undefined ? file.settings('') : file.settings(tenantId)).governance;
+    try {
+      return resolvePolicy((override ?? {}) as GovernancePolicyOverride);
+    } catch (error) {
+      if (!isPolicyError(error)) throw error;
+      throw new ConfigError([
+        {
+          variable: 'ENGRAM_TENANT_POLICY_FILE',
+          message: `${tenantId === undefined ? 'default' : `tenants.${tenantId}`}.governance: ${error.message}`,
+        },
+      ]);
+    }
+  };
+  const fallback = resolve(undefined);
+  const byTenant = new Map(file.tenantIds.map((t) => [t, resolve(t)]));
+  return (tenantId) => byTenant.get(tenantId) ?? fallback;
 }

@@ -58,7 +58,7 @@ export interface IngestionDeps {
     readonly chunkSize: number;
     readonly overlap: number;
     /** Redact secrets before anything is stored. */
-    readonly redactSecrets: boolean;
+    readonly redactSecrets: (tenantId: string) => boolean;
     /** Thresholds of the rule-based MemCell boundaries. */
     readonly boundaries: BoundaryRules;
   };
@@ -175,9 +175,9 @@ export function createIngestionService(deps: IngestionDeps): Partial<ServiceImpl
   };
 
   /** Normalized, redacted text, its hash, and its chunks with token counts. */
-  const prepare = (plan: IngestPlan, content: Uint8Array) => {
+  const prepare = (tenantId: string, plan: IngestPlan, content: Uint8Array) => {
     let text = normalizeContent(content, plan.mediaType);
-    if (deps.settings.redactSecrets) text = redact(text).text;
+    if (deps.settings.redactSecrets(tenantId)) text = redact(text).text;
     const pieces = chunkText(text, { ...plan.options, markdown: plan.mediaType !== 'text/plain' }).map(
       (piece) => ({
         ...piece,
@@ -191,9 +191,9 @@ export function createIngestionService(deps: IngestionDeps): Partial<ServiceImpl
    * The same for a streamed document (up to 64 MiB): token counting yields to the event loop
    * between batches, so a large document does not stall the other calls of the process.
    */
-  const prepareLarge = async (plan: IngestPlan, content: Uint8Array) => {
+  const prepareLarge = async (tenantId: string, plan: IngestPlan, content: Uint8Array) => {
     let text = normalizeContent(content, plan.mediaType);
-    if (deps.settings.redactSecrets) text = redact(text).text;
+    if (deps.settings.redactSecrets(tenantId)) text = redact(text).text;
     const chunks = chunkText(text, { ...plan.options, markdown: plan.mediaType !== 'text/plain' });
     const pieces: (ChunkPiece & { tokenCount: number })[] = [];
     for (const [i, piece] of chunks.entries()) {
@@ -314,7 +314,7 @@ export function createIngestionService(deps: IngestionDeps): Partial<ServiceImpl
           },
         );
       }
-      const prepared = prepare(plan, request.content);
+      const prepared = prepare(principal.tenantId, plan, request.content);
       const { result } = await idempotent(
         deps.store,
         requestKey(principal, plan.requestId, 'IngestDocument'),
@@ -431,7 +431,7 @@ export function createIngestionService(deps: IngestionDeps): Partial<ServiceImpl
       }
 
       yield progress(IngestPhase.CHUNKING, { bytesReceived: received });
-      const prepared = await prepareLarge(plan, content);
+      const prepared = await prepareLarge(principal.tenantId, plan, content);
       const document = await inTransaction(deps.store, async (trx) => {
         const existing = await documents.findByContentHash(trx, identity(principal, plan, prepared.hash));
         return (

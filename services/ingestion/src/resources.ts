@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import type { Transport } from '@connectrpc/connect';
 import { GovernanceService } from '@engram/contracts/governance';
-import { serviceClient, type Logger, type ServiceCredentials } from '@engram/runtime';
+import { loadTenantPolicies, serviceClient, type Logger, type ServiceCredentials } from '@engram/runtime';
 import { isMysqlTarget, openStore, storeTarget, type Store } from '@engram/store';
 import type { IngestionDataConfig } from './config.js';
 import { DEFAULT_CHUNK_SIZE, DEFAULT_OVERLAP } from './domain/chunker.js';
@@ -28,7 +28,10 @@ export interface IngestionResources {
 }
 
 /** Opens ingestion's connection to the source of truth and resolves its settings. */
-export function openIngestionResources(config: IngestionDataConfig): IngestionResources {
+export function openIngestionResources(
+  config: IngestionDataConfig & { readonly ENGRAM_TENANT_POLICY_FILE?: string | undefined },
+): IngestionResources {
+  const tenants = loadTenantPolicies(config.ENGRAM_TENANT_POLICY_FILE);
   const target = storeTarget(config);
   if (!isMysqlTarget(target)) mkdirSync(config.ENGRAM_DATA_DIR, { recursive: true, mode: 0o700 });
   const store = openStore({ target });
@@ -39,7 +42,9 @@ export function openIngestionResources(config: IngestionDataConfig): IngestionRe
       maxDocumentBytes: config.ENGRAM_MAX_DOCUMENT_BYTES,
       chunkSize: config.ENGRAM_CHUNK_SIZE ?? DEFAULT_CHUNK_SIZE,
       overlap: DEFAULT_OVERLAP,
-      redactSecrets: config.ENGRAM_REDACT_SECRETS === 'on',
+      // The tenant's setting (ENGRAM_TENANT_POLICY_FILE), else the server's.
+      redactSecrets: (tenantId) =>
+        tenants.settings(tenantId).redactSecrets ?? config.ENGRAM_REDACT_SECRETS === 'on',
       boundaries: {
         timeGapMs: config.ENGRAM_BOUNDARY_GAP_MINUTES * 60_000,
         tokenCap: config.ENGRAM_BOUNDARY_TOKEN_CAP,

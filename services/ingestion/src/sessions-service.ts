@@ -46,7 +46,7 @@ export interface SessionDeps {
   readonly store: Store;
   readonly settings: {
     /** Redact secrets before anything is stored. */
-    readonly redactSecrets: boolean;
+    readonly redactSecrets: (tenantId: string) => boolean;
     readonly boundaries: BoundaryRules;
   };
   /** The durable hand-off of closed MemCells to governance; woken after commits that close cells. */
@@ -315,7 +315,7 @@ export function createSessionHandlers(deps: SessionDeps): Partial<ServiceImpl<ty
       const now = Date.now();
       const { messages, redactions } = prepareMessages(request.messages, {
         now,
-        redactSecrets: deps.settings.redactSecrets,
+        redactSecrets: deps.settings.redactSecrets(principal.tenantId),
       });
       const expectedLast =
         request.expectedLastSequence === undefined ? undefined : Number(request.expectedLastSequence);

@@ -1,0 +1,110 @@
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createClient, type Client } from '@connectrpc/connect';
+import { createGrpcTransport } from '@connectrpc/connect-node';
+import { DecisionOutcome, GovernanceService, MemoryType } from '@engram/contracts/governance';
+import { IngestionService, MessageRole } from '@engram/contracts/ingestion';
+import { ConfigError, mintToken } from '@engram/runtime';
+import { createAllInOneServer, loadConfig } from '../src/index.js';
+import { tempDir } from './harness.js';
+
+const secret = randomBytes(32).toString('hex');
+const dataDir = tempDir();
+const policyFile = join(dataDir, 'tenants.json');
+let stop: () => Promise<void>;
+let ingestion: Client<typeof IngestionService>;
+let governance: Client<typeof GovernanceService>;
+
+beforeAll(async () => {
+  writeFileSync(
+    policyFile,
+    JSON.stringify({ tenants: { lab: { redactSecrets: false, governance: { confidenceThreshold: 0.95 } } } }),
+  );
+  const { server } = await createAllInOneServer(
+    loadConfig({
+      ENGRAM_PORT: '0',
+      ENGRAM_JWT_SECRET: secret,
+      ENGRAM_DATA_DIR: dataDir,
+      ENGRAM_LOG_LEVEL: 'silent',
+      ENGRAM_TENANT_POLICY_FILE: policyFile,
+    }),
+    { handleSignals: false },
+  );
+  stop = () => server.shutdown();
+  const transport = createGrpcTransport({ baseUrl: server.url });
+  ingestion = createClient(IngestionService, transport);
+  governance = createClient(GovernanceService, transport);
+}, 60_000);
+
+afterAll(async () => {
+  await stop();
+});
+
+const as = async (tenantId: string) => ({
+  headers: {
+    authorization: `Bearer ${await mintToken(
+      { subject: 'alice', tenantId },
+      { algorithm: 'HS256', secret: new TextEncoder().encode(secret) },
+    )}`,
+  },
+});
+
+describe('per-tenant settings (ENGRAM_TENANT_POLICY_FILE)', () => {
+  it('turns secret redaction off only for the tenant that asks', async () => {
+    const key = `sk-proj-${randomBytes(24).toString('hex')}`;
+    const stored = async (tenantId: string) => {
+      const options = await as(tenantId);
+      const { session } = await ingestion.createSession({}, options);
+      const { messages } = await ingestion.appendMessages(
+        { parent: session!.name, messages: [{ role: MessageRole.USER, content: `the key is ${key}` }] },
+        options,
+      );
+      return messages[0]!.content;
+    };
+    expect(await stored('lab')).toContain(key);
+    expect(await stored('acme')).toContain('[redacted:api_key]');
+  });
+
+  it("applies the tenant's confidence threshold to the hard rules", async () => {
+    const propose = async (tenantId: string) =>
+      governance.proposeMemories(
+        {
+          candidates: [
+            {
+              type: MemoryType.FACT,
+              namespace: 'user_preference',
+              key: 'drink',
+              value: { drink: 'tea' },
+              text: 'Prefers tea',
+              confidence: 0.9,
+            },
+          ],
+        },
+        await as(tenantId),
+      );
+    expect((await propose('lab')).decisions[0]).toMatchObject({
+      outcome: DecisionOutcome.REJECTED,
+      rule: 'confidence_threshold',
+    });
+    expect((await propose('acme')).decisions[0]?.outcome).toBe(DecisionOutcome.ACCEPTED);
+  });
+
+  it('refuses to start with an invalid override, naming the tenant and the setting', async () => {
+    const bad = join(dataDir, 'bad.json');
+    writeFileSync(bad, JSON.stringify({ tenants: { lab: { governance: { confidenceThreshold: 7 } } } }));
+    const started = createAllInOneServer(
+      loadConfig({
+        ENGRAM_PORT: '0',
+        ENGRAM_JWT_SECRET: secret,
+        ENGRAM_DATA_DIR: tempDir(),
+        ENGRAM_LOG_LEVEL: 'silent',
+        ENGRAM_TENANT_POLICY_FILE: bad,
+      }),
+      { handleSignals: false },
+    );
+    await expect(started).rejects.toBeInstanceOf(ConfigError);
+    await expect(started).rejects.toThrow(/tenants\.lab\.governance/);
+  });
+});
