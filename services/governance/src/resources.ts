@@ -55,7 +55,7 @@ function tenantPolicies(file: TenantPolicies): (tenantId: string) => GovernanceP
   const resolve = (tenantId: string | undefined): GovernancePolicy => {
     const override = (tenantId === undefined ? file.settings('') : file.settings(tenantId)).governance;
     try {
-      return resolvePolicy((override ?? {}) as GovernancePolicyOverride);
+      return resolvePolicy((override ?? {}));
     } catch (error) {
       if (!isPolicyError(error)) throw error;
       throw new ConfigError([
