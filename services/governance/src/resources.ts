@@ -3,12 +3,7 @@ import { chatModelFromEnv, type ChatModel } from '@engram/llm';
 import { ConfigError, loadTenantPolicies, type Logger, type TenantPolicies } from '@engram/runtime';
 import { isMysqlTarget, openStore, storeTarget, type Store } from '@engram/store';
 import type { GovernanceDataConfig } from './config.js';
-import {
-  isPolicyError,
-  resolvePolicy,
-  type GovernancePolicy,
-  type GovernancePolicyOverride,
-} from './domain/rules/policy.js';
+import { isPolicyError, resolvePolicy, type GovernancePolicy } from './domain/rules/policy.js';
 import { ExpirySweeper } from './expiry.js';
 
 /** Everything the governance service runs on, opened from configuration. */
@@ -55,7 +50,7 @@ function tenantPolicies(file: TenantPolicies): (tenantId: string) => GovernanceP
   const resolve = (tenantId: string | undefined): GovernancePolicy => {
     const override = (tenantId === undefined ? file.settings('') : file.settings(tenantId)).governance;
     try {
-      return resolvePolicy((override ?? {}));
+      return resolvePolicy(override ?? {});
     } catch (error) {
       if (!isPolicyError(error)) throw error;
       throw new ConfigError([
