@@ -537,6 +537,41 @@ export class DocumentRepository {
     );
   }
 
+  /**
+   * Deletes up to `limit` documents of `ownerId` in the tenant created at or before the cutoff,
+   * whatever their scope and state, with their chunks and outbox DELETE rows carrying `payload`
+   * (governance `ForgetUser` through ingestion `EraseSubject`, one batch per transaction).
+   * Returns what was removed; zero documents when none is left.
+   */
+  async purgeOwnerBatch(
+    trx: Executor,
+    tenantId: string,
+    ownerId: string,
+    options: {
+      readonly createdAtOrBefore: number;
+      readonly limit: number;
+      readonly payload?: Readonly<Record<string, string | number>>;
+    },
+    now = Date.now(),
+  ): Promise<DeletedCounts> {
+    const rows = await trx
+      .selectFrom('documents')
+      .select('id')
+      .where('tenant_id', '=', tenantId)
+      .where('owner_id', '=', ownerId)
+      .where('created_at', '<=', options.createdAtOrBefore)
+      .orderBy('id')
+      .limit(options.limit)
+      .execute();
+    return this.#deleteDocuments(
+      trx,
+      tenantId,
+      rows.map((r) => r.id),
+      now,
+      options.payload,
+    );
+  }
+
   async #require(trx: Executor, tenantId: string, id: string): Promise<DocumentRecord> {
     const record = await this.get(tenantId, id, trx);
     if (record === undefined) throw errors.notFound(`documents/${id}`);
@@ -589,6 +624,7 @@ export class DocumentRepository {
     tenantId: string,
     documentIds: readonly string[],
     now: number,
+    payload: Readonly<Record<string, string | number>> = {},
   ): Promise<number> {
     let count = 0;
     for (const ids of batches(documentIds, OUTBOX_PER_INSERT)) {
@@ -612,7 +648,7 @@ export class DocumentRepository {
           aggregate: 'CHUNK',
           aggregateId: c.id,
           operation: 'DELETE',
-          payload: { documentId: c.document_id },
+          payload: { ...payload, documentId: c.document_id },
         })),
         now,
       );
@@ -626,9 +662,10 @@ export class DocumentRepository {
     tenantId: string,
     ids: readonly string[],
     now: number,
+    payload: Readonly<Record<string, string | number>> = {},
   ): Promise<DeletedCounts> {
     // Chunks explicitly first (the foreign key would cascade), to know which to remove from the index.
-    const chunks = await this.#deleteChunks(trx, tenantId, ids, now);
+    const chunks = await this.#deleteChunks(trx, tenantId, ids, now, payload);
     let documents = 0;
     for (const batch of batches(ids, OUTBOX_PER_INSERT)) {
       const result = await trx
@@ -639,7 +676,13 @@ export class DocumentRepository {
       documents += Number(result.numDeletedRows);
       await enqueueOutbox(
         trx,
-        batch.map((id) => ({ tenantId, aggregate: 'DOCUMENT', aggregateId: id, operation: 'DELETE' })),
+        batch.map((id) => ({
+          tenantId,
+          aggregate: 'DOCUMENT',
+          aggregateId: id,
+          operation: 'DELETE',
+          payload,
+        })),
         now,
       );
     }

@@ -29,6 +29,24 @@ export {
   type Extractor,
   type NewExtractionJob,
 } from './extraction-jobs.js';
+export {
+  FORGET_RECEIPT_PAYLOAD_KEY,
+  ForgetReceiptRepository,
+  ZERO_FORGET_COUNTS,
+  addForgetCounts,
+  eraseLateExtractions,
+  forgetPayload,
+  forgetReceiptName,
+  purgeRequestIds,
+  type ForgetCountsRecord,
+  type ForgetIndexProgress,
+  type ForgetReceiptFilter,
+  type ForgetReceiptPatch,
+  type ForgetReceiptRecord,
+  type ForgetReceiptState,
+  type ForgetStep,
+  type NewForgetReceipt,
+} from './forget-receipts.js';
 export { isId, newId } from './ids.js';
 export {
   MemoryRepository,
@@ -42,6 +60,8 @@ export {
   type MemoryStatus,
   type MemoryType,
   type NewMemory,
+  type PurgeOptions,
+  type PurgedMemoryCounts,
   type RevisionAction,
   type RevisionInput,
   type Scope,

@@ -149,7 +149,8 @@ export interface PurgeOptions {
 
 /**
  * What is kept of a revision of a hard-deleted memory (migration 0003): action, version, actor
- * kind, rule, changed field names and time; no before/after, reason, actor or request.
+ * kind, rule, changed field names and time; no before/after, reason, actor or request. A type
+ * alias, not an interface: Kysely's `withTables` needs a shape with an implicit index signature.
  */
 type MemoryRevisionAuditsTable = {
   id: string;

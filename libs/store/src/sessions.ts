@@ -880,7 +880,49 @@ export class SessionRepository {
     return total;
   }
 
-  async #delete(trx: Executor, session: SessionRecord, now: number): Promise<DeletedSessionCounts> {
+  /**
+   * Deletes up to `limit` sessions of `ownerId` in the tenant created at or before the cutoff, as
+   * {@link purgeOwner} does, with `payload` on their outbox DELETE rows (governance `ForgetUser`
+   * through ingestion `EraseSubject`, one batch per transaction). Zero sessions when none is left;
+   * ABORTED `ETAG_MISMATCH` if one of them changed concurrently (retry).
+   */
+  async purgeOwnerBatch(
+    trx: Executor,
+    tenantId: string,
+    ownerId: string,
+    options: {
+      readonly createdAtOrBefore: number;
+      readonly limit: number;
+      readonly payload?: Readonly<Record<string, string | number>>;
+    },
+    now = Date.now(),
+  ): Promise<DeletedSessionCounts> {
+    const rows = await trx
+      .selectFrom('sessions')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('owner_id', '=', ownerId)
+      .where('created_at', '<=', options.createdAtOrBefore)
+      .orderBy('id')
+      .limit(options.limit)
+      .execute();
+    const total = { sessions: 0, messages: 0, memCells: 0, sessionStates: 0 };
+    for (const row of rows) {
+      const deleted = await this.#delete(trx, sessionToRecord(row), now, options.payload);
+      total.sessions += deleted.sessions;
+      total.messages += deleted.messages;
+      total.memCells += deleted.memCells;
+      total.sessionStates += deleted.sessionStates;
+    }
+    return total;
+  }
+
+  async #delete(
+    trx: Executor,
+    session: SessionRecord,
+    now: number,
+    payload: Readonly<Record<string, string | number>> = {},
+  ): Promise<DeletedSessionCounts> {
     const { tenantId, id } = session;
     // Take the session row first (compare-and-set, like an append): no message can be appended
     // between listing the rounds to remove and deleting them, so no round point is left behind.
@@ -925,9 +967,9 @@ export class SessionRepository {
         aggregate: 'ROUND',
         aggregateId: m.id,
         operation: 'DELETE',
-        payload: { sessionId: id },
+        payload: { ...payload, sessionId: id },
       })),
-      { tenantId, aggregate: 'SESSION', aggregateId: id, operation: 'DELETE' },
+      { tenantId, aggregate: 'SESSION', aggregateId: id, operation: 'DELETE', payload },
     ];
     for (let i = 0; i < events.length; i += ROWS_PER_INSERT) {
       await enqueueOutbox(trx, events.slice(i, i + ROWS_PER_INSERT), now);

@@ -1,6 +1,8 @@
 import { contextRoutes } from '@engram/context';
 import { IngestionService } from '@engram/contracts/ingestion';
+import { ContextService } from '@engram/contracts/context';
 import {
+  ForgetWorker,
   governanceRoutes,
   openGovernanceResources,
   chooseExtractor,
@@ -23,7 +25,7 @@ import {
   type ServeContext,
   type ServiceRegistration,
 } from '@engram/runtime';
-import { isMysqlTarget, migrateToLatest, openStore } from '@engram/store';
+import { isMysqlTarget, migrateToLatest, openStore, type Store } from '@engram/store';
 import { storeTarget, type AllInOneConfig } from './config.js';
 import { loadOrCreateLocalSecret } from './local-secret.js';
 
@@ -34,7 +36,19 @@ export function allServices(
   ingestion: IngestionResources,
   governance: GovernanceResources & { onRunner?: (runner: ExtractionRunner) => void },
   context: ServeContext,
+  contextStore?: Store,
+  onForgetWorker?: (worker: ForgetWorker) => void,
 ): ServiceRegistration[] {
+  // Completes forget receipts: context and ingestion EraseSubject in-process, then the index.
+  const forgetWorker = new ForgetWorker({
+    store: governance.store,
+    logger: logger.child({ component: 'forget' }),
+    ingestion: serviceClient(IngestionService, context.localTransport),
+    context: serviceClient(ContextService, context.localTransport),
+    credentials: context.serviceCredentials,
+  });
+  forgetWorker.start();
+  onForgetWorker?.(forgetWorker);
   const ingestionLogger = logger.child({ component: 'ingestion' });
   // Services call each other in-process, through the same interceptors as the network.
   const { handOff, segmenter } = ingestion.startWorkers({
@@ -50,6 +64,7 @@ export function allServices(
       ...governance,
       ingestion: serviceClient(IngestionService, context.localTransport),
       ...chooseExtractor(governance.chatModel),
+      forgetWorker,
     }),
     ...ingestionRoutes({
       logger: ingestionLogger,
@@ -60,7 +75,10 @@ export function allServices(
       },
     }),
     ...retrievalRoutes({ logger: logger.child({ component: 'retrieval' }), ...retrieval }),
-    ...contextRoutes({ logger: logger.child({ component: 'context' }) }),
+    ...contextRoutes({
+      logger: logger.child({ component: 'context' }),
+      ...(contextStore !== undefined ? { store: contextStore } : {}),
+    }),
   ];
 }
 
@@ -85,7 +103,10 @@ export async function createAllInOneServer(
   const ingestion = openIngestionResources(config);
   const governance = openGovernanceResources(config, logger.child({ component: 'governance' }));
   const retrieval = await openRetrievalResources(config, logger.child({ component: 'retrieval' }));
+  // Context's own connection to the source of truth (session states).
+  const contextStore = openStore({ target });
   let runner: ExtractionRunner | undefined;
+  let forgetWorker: ForgetWorker | undefined;
   return serve({
     name: 'all-in-one',
     env: config,
@@ -97,13 +118,17 @@ export async function createAllInOneServer(
         ingestion,
         { ...governance, onRunner: (r) => (runner = r) },
         { localTransport, serviceCredentials },
+        contextStore,
+        (w) => (forgetWorker = w),
       ),
     fallbackSecret: () => loadOrCreateLocalSecret(config.ENGRAM_DATA_DIR),
     onShutdown: async () => {
       // Ingestion's hand-off waits for governance's answers: stop it first.
       await ingestion.close();
       await runner?.stop();
+      await forgetWorker?.stop();
       await governance.close();
+      await contextStore.close();
       await retrieval.close();
     },
     announce: (server) => ({

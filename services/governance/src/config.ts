@@ -15,6 +15,8 @@ export const governanceEnvShape = {
 /** Where the standalone governance process reaches ingestion (the all-in-one calls it in-process). */
 export const ingestionClientEnvShape = {
   ENGRAM_INGESTION_URL: envString(),
+  /** Where the standalone governance process reaches context (ForgetUser's erasure of session states). */
+  ENGRAM_CONTEXT_URL: envString(),
 } as const;
 
 const schema = serviceEnvSchema(DEFAULT_PORT).extend(governanceEnvShape).extend(ingestionClientEnvShape);

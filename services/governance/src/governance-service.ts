@@ -60,6 +60,8 @@ export interface GovernanceDeps {
   readonly model: string;
   /** Receives the runner so the process can stop it at shutdown. */
   readonly onRunner?: (runner: ExtractionRunner) => void;
+  /** Completes forget receipts (woken by ForgetUser). */
+  readonly forgetWorker?: { wake(): void };
 }
 
 const REQUEST_ID = /^[A-Za-z0-9_-]{1,64}$/;

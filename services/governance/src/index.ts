@@ -7,6 +7,7 @@ export {
   type GovernanceDataConfig,
 } from './config.js';
 export { ExtractionRunner } from './extraction.js';
+export { ForgetWorker, createForgetHandlers, type ForgetWorkerDeps } from './forget.js';
 export { chooseExtractor, runOfflineExtractor } from './extractors.js';
 export { createGovernanceService, type GovernanceDeps } from './governance-service.js';
 export { openGovernanceResources, type GovernanceResources } from './resources.js';
