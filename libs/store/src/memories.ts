@@ -1,5 +1,5 @@
 import { etagMismatch } from './errors.js';
-import type { Kysely, Selectable } from 'kysely';
+import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import { createHash } from 'node:crypto';
 import { errors } from '@engram/runtime';
 import { fromFlag, fromJson, optional, toFlag, toJson, type JsonValue } from './codec.js';
@@ -130,6 +130,21 @@ export interface MemoryFilter {
   readonly evergreenOnly?: boolean;
   readonly occurredFrom?: number;
   readonly occurredBefore?: number;
+  /** FACT keys (exact). */
+  readonly keys?: readonly string[];
+  /** Only ORG memories of this org. */
+  readonly orgId?: string;
+  readonly sourceKinds?: readonly SourceKind[];
+  readonly minConfidence?: number;
+  readonly createdFrom?: number;
+  readonly createdBefore?: number;
+  /** Valid at this instant: `valid_from` (if set) at or before it, `valid_until` (if set) after it. */
+  readonly validAt?: number;
+  /**
+   * The time that decides expiry: an ACTIVE memory whose `expires_at` is at or before it counts as
+   * EXPIRED (listed with EXPIRED, not with ACTIVE) even before the sweeper has recorded it.
+   */
+  readonly now?: number;
 }
 
 /** What {@link MemoryRepository.purge} removed. */
@@ -279,7 +294,36 @@ export class MemoryRepository {
     const rows = await run(this.store, (db) => {
       let q = db.selectFrom('memories').selectAll().where(visibleTo(viewer));
       const statuses = filter.statuses?.length ? filter.statuses : ['ACTIVE'];
-      q = q.where('status', 'in', [...statuses]);
+      const now = filter.now;
+      if (now === undefined || statuses.includes('ACTIVE') === statuses.includes('EXPIRED')) {
+        q = q.where('status', 'in', [...statuses]);
+      } else {
+        // ACTIVE and due counts as EXPIRED.
+        const due = (eb: ExpressionBuilder<Database, 'memories'>) =>
+          eb.and([
+            eb('status', '=', 'ACTIVE'),
+            eb('expires_at', 'is not', null),
+            eb('expires_at', '<=', now),
+          ]);
+        const others = statuses.filter((s) => s !== 'ACTIVE' && s !== 'EXPIRED');
+        q = statuses.includes('ACTIVE')
+          ? q.where((eb) =>
+              eb.or([
+                eb.and([
+                  eb('status', '=', 'ACTIVE'),
+                  eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]),
+                ]),
+                ...(others.length > 0 ? [eb('status', 'in', others)] : []),
+              ]),
+            )
+          : q.where((eb) =>
+              eb.or([
+                eb('status', '=', 'EXPIRED'),
+                due(eb),
+                ...(others.length > 0 ? [eb('status', 'in', others)] : []),
+              ]),
+            );
+      }
       if (filter.types?.length) q = q.where('type', 'in', [...filter.types]);
       if (filter.namespaces?.length) q = q.where('namespace', 'in', [...filter.namespaces]);
       if (filter.scopes?.length) q = q.where('scope', 'in', [...filter.scopes]);
@@ -287,6 +331,18 @@ export class MemoryRepository {
       if (filter.evergreenOnly === true) q = q.where('evergreen', '=', 1);
       if (filter.occurredFrom !== undefined) q = q.where('occurred_at', '>=', filter.occurredFrom);
       if (filter.occurredBefore !== undefined) q = q.where('occurred_at', '<', filter.occurredBefore);
+      if (filter.keys?.length) q = q.where('mkey', 'in', [...filter.keys]);
+      if (filter.orgId !== undefined) q = q.where('scope', '=', 'ORG').where('org_id', '=', filter.orgId);
+      if (filter.sourceKinds?.length) q = q.where('source_kind', 'in', [...filter.sourceKinds]);
+      if (filter.minConfidence !== undefined) q = q.where('confidence', '>=', filter.minConfidence);
+      if (filter.createdFrom !== undefined) q = q.where('created_at', '>=', filter.createdFrom);
+      if (filter.createdBefore !== undefined) q = q.where('created_at', '<', filter.createdBefore);
+      const at = filter.validAt;
+      if (at !== undefined) {
+        q = q
+          .where((eb) => eb.or([eb('valid_from', 'is', null), eb('valid_from', '<=', at)]))
+          .where((eb) => eb.or([eb('valid_until', 'is', null), eb('valid_until', '>', at)]));
+      }
       if (after !== undefined) q = q.where('id', '<', String(after));
       return q
         .orderBy('id', 'desc')

@@ -11,6 +11,7 @@ import {
   ExtractionJobState,
   ExtractorRunState,
   GovernanceService,
+  MemoryStatus,
   MemoryType,
   SourceKind,
 } from '@engram/contracts/governance';
@@ -205,6 +206,55 @@ describe('extraction through governance (offline extractors, hard rules)', () =>
     ).resolves.toBeDefined();
     const hidden = await governance.getMemory({ name }, await as('erin')).catch((e: unknown) => e);
     expect(errorInfoOf(ConnectError.from(hidden))?.reason).toBe('RESOURCE_NOT_FOUND');
+  });
+
+  it('lists memories by key, source, confidence, time and validity, and treats a passed expiry as EXPIRED', async () => {
+    const options = await as('lena');
+    const now = Date.now();
+    const fact = (key: string, extra: object) => ({
+      type: MemoryType.FACT,
+      namespace: 'user_preference',
+      key,
+      value: { key },
+      text: `likes ${key}`,
+      confidence: 0.9,
+      ...extra,
+    });
+    const { decisions } = await governance.proposeMemories(
+      {
+        candidates: [
+          fact('tea', { occurTime: timestampFromMs(now - 10 * DAY) }),
+          fact('coffee', {
+            confidence: 0.7,
+            sourceKind: SourceKind.INFERRED,
+            occurTime: timestampFromMs(now - DAY),
+          }),
+          fact('juice', {
+            validFromTime: timestampFromMs(now + DAY),
+            validUntilTime: timestampFromMs(now + 2 * DAY),
+          }),
+          fact('soda', { expireTime: timestampFromMs(now + 1_500) }),
+        ],
+      },
+      options,
+    );
+    expect(decisions.map((d) => d.outcome)).toEqual(Array(4).fill(DecisionOutcome.ACCEPTED));
+    const keys = async (request: object) =>
+      (await governance.listMemories({ namespaces: ['user_preference'], ...request }, options)).memories
+        .map((m) => m.key)
+        .sort();
+    expect(await keys({ keys: ['tea', 'coffee'] })).toEqual(['coffee', 'tea']);
+    expect(await keys({ minConfidence: 0.8 })).toEqual(['juice', 'soda', 'tea']);
+    expect(await keys({ sourceKinds: [SourceKind.INFERRED] })).toEqual(['coffee']);
+    expect(
+      await keys({ occurTime: { startTime: timestampFromMs(now - 2 * DAY), endTime: timestampFromMs(now) } }),
+    ).toEqual(['coffee']);
+    expect(await keys({ validAt: timestampFromMs(now) })).toEqual(['coffee', 'soda', 'tea']);
+    expect(await keys({ validAt: timestampFromMs(now + DAY + 1) })).toContain('juice');
+    await new Promise((resolve) => setTimeout(resolve, 1_700));
+    // Past its expiry, before the sweeper ran: listed as EXPIRED, not as ACTIVE.
+    expect(await keys({})).not.toContain('soda');
+    expect(await keys({ statuses: [MemoryStatus.EXPIRED] })).toEqual(['soda']);
   });
 
   it('refuses an extraction of a MemCell the caller does not own', async () => {

@@ -1,3 +1,5 @@
+import { toJson } from '@bufbuild/protobuf';
+import { timestampMs } from '@bufbuild/protobuf/wkt';
 import type { Client, HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import { Scope as ScopeEnum } from '@engram/contracts/common';
 import {
@@ -6,6 +8,8 @@ import {
   MemoryOrder,
   MemoryStatus,
   MemoryType as MemoryTypeEnum,
+  SourceKind as SourceKindEnum,
+  CandidateMemorySchema,
   type GovernanceService,
 } from '@engram/contracts/governance';
 import type { IngestionService } from '@engram/contracts/ingestion';
@@ -20,6 +24,7 @@ import {
   type MemoryStatus as StoredStatus,
   type MemoryType,
   type RequestKey,
+  type SourceKind,
   type Scope,
   type Store,
   type Viewer,
@@ -131,6 +136,14 @@ const SCOPE_NAMES: Partial<Record<ScopeEnum, Scope>> = {
   [ScopeEnum.SELF]: 'SELF',
   [ScopeEnum.ORG]: 'ORG',
   [ScopeEnum.PLATFORM]: 'PLATFORM',
+};
+const SOURCE_NAMES: Partial<Record<SourceKindEnum, SourceKind>> = {
+  [SourceKindEnum.EXPLICIT_USER_STATEMENT]: 'EXPLICIT_USER_STATEMENT',
+  [SourceKindEnum.INFERRED]: 'INFERRED',
+  [SourceKindEnum.ASSISTANT]: 'ASSISTANT',
+  [SourceKindEnum.DOCUMENT]: 'DOCUMENT',
+  [SourceKindEnum.IMPORT]: 'IMPORT',
+  [SourceKindEnum.SYSTEM]: 'SYSTEM',
 };
 const JOB_STATE_NAMES: Partial<Record<ExtractionJobState, StoredJobState>> = {
   [ExtractionJobState.PENDING]: 'PENDING',
@@ -324,7 +337,10 @@ export function createGovernanceService(
       const { result } = await idempotent(
         deps.store,
         requestKey(principal, request.requestId, 'ProposeMemories'),
-        { candidates: request.candidates.map((c) => JSON.stringify(c)), dryRun: request.dryRun },
+        {
+          candidates: request.candidates.map((c) => toJson(CandidateMemorySchema, c)),
+          dryRun: request.dryRun,
+        },
         async (trx) => {
           const now = Date.now();
           const judgements = await judge(candidates, {
@@ -375,38 +391,58 @@ export function createGovernanceService(
 
     async listMemories(request, ctx) {
       const principal = requirePrincipal(ctx.values);
-      const unsupported = [
-        request.keys.length > 0 && 'keys',
-        request.orgId !== '' && 'org_id',
-        request.sourceKinds.length > 0 && 'source_kinds',
-        request.minConfidence !== undefined && 'min_confidence',
-        request.occurTime !== undefined && 'occur_time',
-        request.createTime !== undefined && 'create_time',
-        request.validAt !== undefined && 'valid_at',
-        request.session !== '' && 'session',
-        request.order !== MemoryOrder.UNSPECIFIED &&
-          request.order !== MemoryOrder.CREATE_TIME_DESC &&
-          'order',
-      ].filter((f): f is string => typeof f === 'string');
-      if (unsupported.length > 0) {
+      if (request.session !== '') {
+        throw errors.fieldInvalid('session', 'this filter is not supported by this server version yet');
+      }
+      if (request.order !== MemoryOrder.UNSPECIFIED && request.order !== MemoryOrder.CREATE_TIME_DESC) {
         throw errors.fieldInvalid(
-          unsupported[0] ?? '',
-          'this filter is not supported by this server version yet',
+          'order',
+          'only MEMORY_ORDER_CREATE_TIME_DESC is supported by this server version',
         );
       }
       if (request.namespaces.length > 50) throw errors.fieldInvalid('namespaces', 'at most 50 values');
+      if (request.keys.length > 50) throw errors.fieldInvalid('keys', 'at most 50 values');
+      if (
+        request.minConfidence !== undefined &&
+        !(request.minConfidence >= 0 && request.minConfidence <= 1)
+      ) {
+        throw errors.fieldInvalid('min_confidence', 'range 0.0–1.0');
+      }
       const types = names(request.types, TYPE_NAMES, 'types');
       const statuses = names(request.statuses, STATUS_NAMES, 'statuses');
       const scopes = names(request.scopes, SCOPE_NAMES, 'scopes');
+      const sourceKinds = names(request.sourceKinds, SOURCE_NAMES, 'source_kinds');
+      const range = (r: typeof request.occurTime, field: string) => {
+        const from = r?.startTime === undefined ? undefined : timestampMs(r.startTime);
+        const before = r?.endTime === undefined ? undefined : timestampMs(r.endTime);
+        if (from !== undefined && before !== undefined && before <= from) {
+          throw errors.invalidArgument('TIME_RANGE_INVALID', `${field} ends at or before its start`, {
+            field,
+          });
+        }
+        return { from, before };
+      };
+      const occurred = range(request.occurTime, 'occur_time');
+      const created = range(request.createTime, 'create_time');
       const page = await memories.list(
         viewerOf(principal),
         {
           ...(types.length > 0 ? { types } : {}),
           ...(statuses.length > 0 ? { statuses } : {}),
           ...(request.namespaces.length > 0 ? { namespaces: request.namespaces } : {}),
+          ...(request.keys.length > 0 ? { keys: request.keys } : {}),
           ...(scopes.length > 0 ? { scopes } : {}),
+          ...(request.orgId !== '' ? { orgId: request.orgId } : {}),
           ...(request.owner !== '' ? { ownerId: request.owner } : {}),
           ...(request.evergreenOnly ? { evergreenOnly: true } : {}),
+          ...(sourceKinds.length > 0 ? { sourceKinds } : {}),
+          ...(request.minConfidence !== undefined ? { minConfidence: request.minConfidence } : {}),
+          ...(occurred.from !== undefined ? { occurredFrom: occurred.from } : {}),
+          ...(occurred.before !== undefined ? { occurredBefore: occurred.before } : {}),
+          ...(created.from !== undefined ? { createdFrom: created.from } : {}),
+          ...(created.before !== undefined ? { createdBefore: created.before } : {}),
+          ...(request.validAt !== undefined ? { validAt: timestampMs(request.validAt) } : {}),
+          now: Date.now(),
         },
         { pageSize: pageSize(request.pageSize), pageToken: request.pageToken },
       );
