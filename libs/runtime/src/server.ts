@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import * as http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import type { DescService } from '@bufbuild/protobuf';
@@ -106,6 +107,8 @@ export interface EngramServer {
 export async function startServer(options: ServerOptions): Promise<EngramServer> {
   const health = new HealthRegistry();
   const shutdownController = new AbortController();
+  // Every call in flight links its own signal to this one: many concurrent calls are normal.
+  setMaxListeners(0, shutdownController.signal);
   const handler = connectNodeAdapter({
     routes: engramRoutes(options.services, health),
     interceptors: serverInterceptors(options),
