@@ -30,7 +30,11 @@ export default {
       displayName: 'unit',
       // Property tests and the real embedding model need headroom on a loaded 2-core machine.
       testTimeout: 30_000,
-      testMatch: ['<rootDir>/libs/*/src/**/*.spec.ts', '<rootDir>/services/*/src/**/*.spec.ts'],
+      testMatch: [
+        '<rootDir>/libs/*/src/**/*.spec.ts',
+        '<rootDir>/services/*/src/**/*.spec.ts',
+        '<rootDir>/bench/**/*.spec.ts',
+      ],
     },
     {
       ...common,

@@ -41,6 +41,7 @@ import {
   type CaseScore,
   type Counts,
 } from '../services/governance/src/domain/extractors/scoring.js';
+import { parseLocomoDate } from './lib/locomo.js';
 
 const WORKSPACE = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const ALL: readonly ExtractorName[] = ['FACT', 'FORESIGHT', 'EVENT', 'EPISODE'];
@@ -158,28 +159,13 @@ interface LocomoSample {
   readonly observation?: Record<string, Record<string, readonly (readonly [string, string | string[]])[]>>;
 }
 
-const MONTHS = [
-  'january',
-  'february',
-  'march',
-  'april',
-  'may',
-  'june',
-  'july',
-  'august',
-  'september',
-  'october',
-  'november',
-  'december',
-];
-
-/** "1:56 pm on 8 May, 2023" → epoch ms (UTC: LoCoMo gives no zone). */
+/** A LoCoMo session start; a date LoCoMo spells otherwise falls back to 2023-01-01. */
 function locomoTime(text: string): number {
-  const m = /(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})/iu.exec(text);
-  if (m === null) return Date.UTC(2023, 0, 1);
-  let hour = Number(m[1]) % 12;
-  if (m[3]!.toLowerCase() === 'pm') hour += 12;
-  return Date.UTC(Number(m[6]), MONTHS.indexOf(m[5]!.toLowerCase()), Number(m[4]), hour, Number(m[2]));
+  try {
+    return parseLocomoDate(text);
+  } catch {
+    return Date.UTC(2023, 0, 1);
+  }
 }
 
 interface Extracted {

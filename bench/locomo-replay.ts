@@ -36,6 +36,7 @@ import {
 } from '@engram/contracts/ingestion';
 import { mintToken } from '@engram/runtime';
 import { createAllInOneServer, loadConfig } from '../services/all-in-one/src/index.js';
+import { parseLocomoDate } from './lib/locomo.js';
 
 const WORKSPACE = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -56,32 +57,6 @@ interface Turn {
 interface Sample {
   readonly sample_id?: string;
   readonly conversation: Record<string, unknown>;
-}
-
-const MONTHS = [
-  'january',
-  'february',
-  'march',
-  'april',
-  'may',
-  'june',
-  'july',
-  'august',
-  'september',
-  'october',
-  'november',
-  'december',
-];
-
-/** "1:56 pm on 8 May, 2023" → epoch ms (UTC). */
-function parseLocomoDate(text: string): number {
-  const match = /^(\d{1,2}):(\d{2})\s*(am|pm) on (\d{1,2}) (\w+),? (\d{4})$/i.exec(text.trim());
-  if (match === null) throw new Error(`unrecognized LoCoMo date: ${text}`);
-  const [, h, m, ampm, day, month, year] = match as unknown as string[];
-  const monthIndex = MONTHS.indexOf(String(month).toLowerCase());
-  if (monthIndex < 0) throw new Error(`unrecognized month in ${text}`);
-  const hour = (Number(h) % 12) + (String(ampm).toLowerCase() === 'pm' ? 12 : 0);
-  return Date.UTC(Number(year), monthIndex, Number(day), hour, Number(m));
 }
 
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
