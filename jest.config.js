@@ -24,6 +24,9 @@ const common = {
 
 /** @type {import('jest').Config} */
 export default {
+  // A global option: Jest ignores `testTimeout` inside `projects`. Integration tests start real
+  // processes and models on a loaded 2-core machine; a slow start is not a failure.
+  testTimeout: 60_000,
   projects: [
     {
       ...common,
