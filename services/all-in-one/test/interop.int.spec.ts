@@ -88,7 +88,7 @@ describe('the all-in-one server, called by a plain @grpc/grpc-js client over HTT
 
   it('answers an authenticated call to a method not built yet with UNIMPLEMENTED and NOT_IMPLEMENTED', async () => {
     for (const [service, method] of [
-      ['engram.retrieval.v1.RetrievalService', 'Search'],
+      ['engram.context.v1.ContextService', 'BuildContext'],
       ['engram.context.v1.ContextService', 'GetSessionState'],
     ] as const) {
       const { error } = await unary(client(service), method, {}, { metadata: bearer(token) });
@@ -187,8 +187,8 @@ describe('buf curl against the all-in-one server (the README instructions)', () 
         '-H',
         `authorization: Bearer ${token}`,
         '-d',
-        '{"query":"hello"}',
-        `${url}/engram.retrieval.v1.RetrievalService/Search`,
+        '{}',
+        `${url}/engram.context.v1.ContextService/BuildContext`,
       ]),
     ).rejects.toMatchObject({ stderr: expect.stringContaining('unimplemented') });
   });

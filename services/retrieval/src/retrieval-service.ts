@@ -15,6 +15,7 @@ import {
 } from './domain/reindex-jobs.js';
 import type { ReindexWorker } from './indexer/reindex-worker.js';
 import type { LiveIndex } from './indexer/collections.js';
+import { createSearchHandler } from './search.js';
 
 /** What the retrieval service is built from. */
 export interface RetrievalDeps {
@@ -51,6 +52,8 @@ export function createRetrievalService(deps: RetrievalDeps): Partial<ServiceImpl
     return job;
   };
   return {
+    ...createSearchHandler(deps),
+
     async reindex(request, context) {
       const principal = admin(context.values);
       const mode = reindexMode(request.mode);

@@ -1,0 +1,532 @@
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { timestampFromMs } from '@bufbuild/protobuf/wkt';
+import { Code, ConnectError, createClient, type Client } from '@connectrpc/connect';
+import { createGrpcTransport } from '@connectrpc/connect-node';
+import { ItemKind, Scope } from '@engram/contracts/common';
+import { DecisionOutcome, GovernanceService, MemoryType } from '@engram/contracts/governance';
+import { IngestionService, MessageRole } from '@engram/contracts/ingestion';
+import {
+  DegradedReason,
+  IndexBackend,
+  RetrievalService,
+  type SearchRequest,
+  type SearchResponse,
+} from '@engram/contracts/retrieval';
+import type { MessageInitShape } from '@bufbuild/protobuf';
+import type { SearchRequestSchema } from '@engram/contracts/retrieval';
+import { errorInfoOf, mintToken, type Role } from '@engram/runtime';
+import { openStore, type Store } from '@engram/store';
+import { createAllInOneServer, loadConfig } from '../src/index.js';
+import { tempDir } from './harness.js';
+
+const secret = randomBytes(32).toString('hex');
+const dataDir = tempDir();
+let stop: () => Promise<void>;
+let ingestion: Client<typeof IngestionService>;
+let governance: Client<typeof GovernanceService>;
+let retrieval: Client<typeof RetrievalService>;
+/** A second connection to the embedded database, to make the source of truth drift from the index. */
+let store: Store;
+
+beforeAll(async () => {
+  const { server } = await createAllInOneServer(
+    loadConfig({
+      ENGRAM_PORT: '0',
+      ENGRAM_JWT_SECRET: secret,
+      ENGRAM_DATA_DIR: dataDir,
+      ENGRAM_LOG_LEVEL: 'silent',
+    }),
+    { handleSignals: false },
+  );
+  stop = () => server.shutdown();
+  const transport = createGrpcTransport({ baseUrl: server.url });
+  ingestion = createClient(IngestionService, transport);
+  governance = createClient(GovernanceService, transport);
+  retrieval = createClient(RetrievalService, transport);
+  store = openStore({ target: join(dataDir, 'engram.db') });
+}, 60_000);
+
+afterAll(async () => {
+  await store.close();
+  await stop();
+});
+
+const as = async (subject: string, options: { orgIds?: string[]; roles?: Role[] } = {}) => ({
+  headers: {
+    authorization: `Bearer ${await mintToken(
+      { subject, tenantId: 'acme', ...options },
+      { algorithm: 'HS256', secret: new TextEncoder().encode(secret) },
+    )}`,
+  },
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+type Request = MessageInitShape<typeof SearchRequestSchema>;
+
+async function search(subject: string, request: Request, orgIds: string[] = []): Promise<SearchResponse> {
+  return retrieval.search(request, await as(subject, { orgIds }));
+}
+
+/** Searches until `done` holds (the indexer runs in the background), at most 30 s. */
+async function searchUntil(
+  subject: string,
+  request: Request,
+  done: (response: SearchResponse) => boolean,
+  orgIds: string[] = [],
+): Promise<SearchResponse> {
+  let response = await search(subject, request, orgIds);
+  for (let attempt = 0; attempt < 300 && !done(response); attempt += 1) {
+    await sleep(100);
+    response = await search(subject, request, orgIds);
+  }
+  return response;
+}
+
+const names = (response: SearchResponse) => response.results.map((r) => r.name);
+const memoryTexts = (response: SearchResponse) =>
+  response.results.flatMap((r) => (r.item.case === 'memory' ? [r.item.value.text] : []));
+
+async function propose(
+  subject: string,
+  candidate: {
+    type: MemoryType;
+    namespace?: string;
+    key?: string;
+    text: string;
+    scopeHint?: Scope;
+    orgId?: string;
+  },
+  orgIds: string[] = [],
+): Promise<string> {
+  const { decisions } = await governance.proposeMemories(
+    {
+      candidates: [
+        {
+          confidence: 0.9,
+          ...(candidate.type === MemoryType.FACT ? { value: { text: candidate.text } } : {}),
+          ...candidate,
+        },
+      ],
+    },
+    await as(subject, { orgIds }),
+  );
+  if (decisions[0]?.outcome !== DecisionOutcome.ACCEPTED)
+    throw new Error(JSON.stringify([candidate.text, decisions[0]?.rule, decisions[0]?.reason]));
+  return decisions[0].memory!.name;
+}
+
+async function expectError(
+  promise: Promise<unknown>,
+  code: Code,
+  reason: string,
+  metadata?: Record<string, string>,
+): Promise<void> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConnectError);
+    expect((error as ConnectError).code).toBe(code);
+    const info = errorInfoOf(error);
+    expect(info?.reason).toBe(reason);
+    if (metadata !== undefined) expect(info?.metadata).toMatchObject(metadata);
+    return;
+  }
+  throw new Error(`expected ${reason}`);
+}
+
+describe('Search through gRPC on the embedded defaults', () => {
+  const alice = { tea: '', violin: '', hangzhou: '', standup: '', dumplings: '' };
+  let documentName = '';
+  let sessionName = '';
+
+  beforeAll(async () => {
+    alice.tea = await propose('alice', {
+      type: MemoryType.FACT,
+      namespace: 'profile',
+      key: 'drink',
+      text: 'Alice 最喜欢喝西湖龙井绿茶，不喝咖啡',
+    });
+    alice.violin = await propose('alice', {
+      type: MemoryType.FACT,
+      namespace: 'hobby',
+      key: 'instrument',
+      text: 'Alice plays the violin in a string quartet every weekend',
+    });
+    alice.hangzhou = await propose('alice', {
+      type: MemoryType.EPISODE,
+      text: 'Alice hiked around West Lake in Hangzhou last spring and drank tea at a tea house',
+    });
+    alice.standup = await propose(
+      'alice',
+      {
+        type: MemoryType.FACT,
+        namespace: 'team',
+        key: 'standup',
+        text: 'The platform team standup is every Wednesday at 10am in room Aurora',
+        scopeHint: Scope.ORG,
+        orgId: 'org-1',
+      },
+      ['org-1'],
+    );
+    const { document } = await ingestion.ingestDocument(
+      {
+        document: { mimeType: 'text/plain', displayName: 'Tea notes' },
+        content: new TextEncoder().encode(
+          '绿茶的冲泡方法：水温八十度左右，先温杯，再投茶，浸泡两分钟。\n\nBrewing oolong needs boiling water and a clay teapot.',
+        ),
+        waitForIndex: true,
+      },
+      await as('alice'),
+    );
+    documentName = document!.name;
+    const { session } = await ingestion.createSession({ session: { timeZone: 'UTC' } }, await as('alice'));
+    sessionName = session!.name;
+    const at = Date.now() - 60_000;
+    await ingestion.appendMessages(
+      {
+        parent: sessionName,
+        messages: [
+          {
+            role: MessageRole.USER,
+            content: 'How do I fold dumplings for the lunar new year?',
+            occurTime: timestampFromMs(at),
+          },
+          {
+            role: MessageRole.ASSISTANT,
+            content: 'Put the filling in the middle, fold the wrapper in half and pleat the edge.',
+            occurTime: timestampFromMs(at + 1_000),
+          },
+        ],
+      },
+      await as('alice'),
+    );
+    // Wait until the indexer has caught up with everything written above.
+    const caughtUp = await searchUntil(
+      'alice',
+      { query: 'dumplings violin 绿茶 Hangzhou', topK: 20, options: { minScore: 0 } },
+      (r) => r.results.length >= 5,
+    );
+    expect(caughtUp.results.length).toBeGreaterThanOrEqual(5);
+  }, 120_000);
+
+  it('finds memories, chunks and rounds for a Chinese query, explained', async () => {
+    const response = await search('alice', { query: '绿茶怎么泡', explain: true });
+    const top = response.results.slice(0, 3).map((r) => r.name);
+    expect(top).toContain(alice.tea);
+    expect(top.some((n) => n.startsWith(`${documentName}/chunks/`))).toBe(true);
+    const chunk = response.results.find((r) => r.item.case === 'chunk');
+    expect(chunk?.kind).toBe(ItemKind.CHUNK);
+    expect(chunk?.document?.name).toBe(documentName);
+    expect(chunk?.document?.displayName).toBe('Tea notes');
+
+    const { stats } = response;
+    expect(stats).toBeDefined();
+    expect(stats!.denseCandidates).toBeGreaterThan(0);
+    expect(stats!.lexicalCandidates).toBeGreaterThan(0);
+    expect(stats!.mergedCandidates).toBeGreaterThanOrEqual(response.results.length);
+    expect(stats!.driftDropped).toBe(0);
+    expect(stats!.degraded).toBe(false);
+    expect(stats!.embeddingModel).toBe('BAAI/bge-small-zh-v1.5@q8');
+    expect(stats!.embeddingDimensions).toBe(512);
+    expect(stats!.queryTerms).toBeGreaterThan(0);
+    expect(stats!.indexBackend).toBe(IndexBackend.EMBEDDED);
+    expect(stats!.appliedOptions).toMatchObject({
+      vectorWeight: 0.7,
+      textWeight: 0.3,
+      decayEnabled: true,
+      halfLifeDays: 30,
+      mmrEnabled: true,
+      mmrLambda: 0.7,
+      candidateMultiple: 4,
+      minScore: 0,
+    });
+    expect(stats!.appliedOptions?.referenceTime).toBeDefined();
+    expect(stats!.elapsed).toBeDefined();
+
+    response.results.forEach((r, i) => {
+      expect(r.rank).toBe(i + 1);
+      const b = r.breakdown!;
+      expect(b).toBeDefined();
+      expect(b.fused).toBeCloseTo(0.7 * b.vectorNormalized + 0.3 * b.textNormalized, 12);
+      expect(b.finalScore).toBeCloseTo(b.fused * b.decayFactor, 12);
+      expect(r.score).toBe(b.finalScore);
+      expect(b.decayFactor).toBeCloseTo(Math.exp((-Math.LN2 / 30) * b.ageDays), 12);
+      expect(b.mmrScore).toBeCloseTo(0.7 * b.finalScore - b.mmrPenalty, 12);
+      expect(b.mmrPenalty).toBeCloseTo(0.3 * b.maxSimilarity, 12);
+      if (b.vectorRaw === undefined) expect(b.denseRank).toBe(0);
+      else expect(b.denseRank).toBeGreaterThan(0);
+      if (b.textRaw === undefined) expect(b.textNormalized).toBe(0);
+      else expect(b.lexicalRank).toBeGreaterThan(0);
+    });
+    expect(response.results[0]!.breakdown!.maxSimilarity).toBe(0);
+    const tea = response.results.find((r) => r.name === alice.tea)!;
+    expect(tea.breakdown!.matchedTerms).toContain('绿茶');
+  });
+
+  it('ranks an English query sensibly and returns rounds with both messages', async () => {
+    const violin = await search('alice', { query: 'which instrument does she play? violin' });
+    expect(violin.results[0]?.name).toBe(alice.violin);
+    expect(violin.results[0]?.breakdown).toBeUndefined();
+
+    const rounds = await search('alice', { query: 'how to fold dumplings' });
+    const round = rounds.results.find((r) => r.item.case === 'round');
+    expect(rounds.results[0]?.kind).toBe(ItemKind.ROUND);
+    expect(round?.item.case).toBe('round');
+    if (round?.item.case !== 'round') return;
+    expect(round.item.value.session).toBe(sessionName);
+    expect(round.name).toBe(round.item.value.userMessage);
+    expect(round.item.value.assistantMessage).toMatch(new RegExp(`^${sessionName}/messages/`));
+    expect(round.item.value.text).toBe(
+      'How do I fold dumplings for the lunar new year?\n\nPut the filling in the middle, fold the wrapper in half and pleat the edge.',
+    );
+    expect(round.item.value.lastSequence).toBe(round.item.value.firstSequence + 1n);
+  });
+
+  it('narrows by kinds, memory types, namespaces, sessions and documents', async () => {
+    const onlyMemories = await search('alice', { query: '绿茶', filter: { kinds: [ItemKind.MEMORY] } });
+    expect(onlyMemories.results.length).toBeGreaterThan(0);
+    expect(onlyMemories.results.every((r) => r.kind === ItemKind.MEMORY)).toBe(true);
+
+    const episodes = await search('alice', {
+      query: 'tea',
+      filter: { kinds: [ItemKind.MEMORY], memoryTypes: [MemoryType.EPISODE] },
+    });
+    expect(names(episodes)).toEqual([alice.hangzhou]);
+
+    // Kind-specific filters leave the other kinds alone.
+    const factsAndChunks = await search('alice', {
+      query: '绿茶 tea',
+      filter: { kinds: [ItemKind.MEMORY, ItemKind.CHUNK], memoryTypes: [MemoryType.FACT] },
+    });
+    expect(factsAndChunks.results.some((r) => r.kind === ItemKind.CHUNK)).toBe(true);
+    expect(names(factsAndChunks)).not.toContain(alice.hangzhou);
+
+    const hobbies = await search('alice', { query: 'violin tea', filter: { namespaces: ['hobby'] } });
+    expect(names(hobbies)).toContain(alice.violin);
+    expect(names(hobbies)).not.toContain(alice.tea);
+
+    const inSession = await search('alice', {
+      query: 'dumplings tea violin',
+      filter: { kinds: [ItemKind.ROUND], sessions: [sessionName] },
+    });
+    expect(inSession.results).toHaveLength(1);
+    const otherSession = await search('alice', {
+      query: 'dumplings',
+      filter: { kinds: [ItemKind.ROUND], sessions: ['sessions/01ARZ3NDEKTSV4RRFFQ69G5FAV'] },
+    });
+    expect(otherSession.results).toHaveLength(0);
+
+    const inDocument = await search('alice', {
+      query: 'tea',
+      filter: { kinds: [ItemKind.CHUNK], documents: [documentName] },
+    });
+    expect(inDocument.results.length).toBeGreaterThan(0);
+    expect(inDocument.results.every((r) => r.name.startsWith(`${documentName}/chunks/`))).toBe(true);
+
+    const future = Date.now() + 86_400_000;
+    const none = await search('alice', {
+      query: 'tea',
+      filter: { occurTime: { startTime: timestampFromMs(future) } },
+    });
+    expect(none.results).toHaveLength(0);
+  });
+
+  it('never shows another user alice’s SELF items, and ORG items only to members', async () => {
+    const query = { query: '绿茶 violin dumplings Hangzhou standup Wednesday', topK: 50 };
+    const own = await search('alice', query, ['org-1']);
+    expect(names(own)).toEqual(expect.arrayContaining([alice.tea, alice.violin, alice.standup]));
+
+    const bob = await search('bob', query, ['org-1']);
+    expect(names(bob)).toEqual([alice.standup]);
+    const carol = await search('carol', query);
+    expect(carol.results).toHaveLength(0);
+    // Alice without org-1 in her credential no longer sees the ORG memory.
+    expect(names(await search('alice', query))).not.toContain(alice.standup);
+    // Narrowing to SELF hides the ORG memory from a member.
+    const self = await search('alice', { ...query, filter: { scopes: [Scope.SELF] } }, ['org-1']);
+    expect(names(self)).not.toContain(alice.standup);
+    expect(names(self)).toContain(alice.violin);
+    // Another tenant sees nothing.
+    const other = await retrieval.search(query, {
+      headers: {
+        authorization: `Bearer ${await mintToken(
+          { subject: 'alice', tenantId: 'globex' },
+          { algorithm: 'HS256', secret: new TextEncoder().encode(secret) },
+        )}`,
+      },
+    });
+    expect(other.results).toHaveLength(0);
+  });
+
+  it('drops rows that drifted from the index and forgets deleted memories', async () => {
+    // Drift: the source row changes behind the indexer's back (no outbox event).
+    const hangzhouId = alice.hangzhou.slice('memories/'.length);
+    await store.db.updateTable('memories').set({ status: 'DELETED' }).where('id', '=', hangzhouId).execute();
+    const drifted = await search('alice', { query: 'West Lake Hangzhou' });
+    expect(names(drifted)).not.toContain(alice.hangzhou);
+    expect(drifted.stats!.driftDropped).toBeGreaterThanOrEqual(1);
+
+    // A deletion through governance reaches the index through the outbox.
+    await governance.deleteMemory({ name: alice.violin }, await as('alice'));
+    const gone = await search('alice', { query: 'violin string quartet' });
+    expect(names(gone)).not.toContain(alice.violin);
+    const repaired = await searchUntil(
+      'alice',
+      // (FACT memories only: the EPISODE drifted above stays in the index, nothing told the indexer.)
+      { query: 'violin string quartet', filter: { memoryTypes: [MemoryType.FACT] } },
+      (r) => r.stats!.driftDropped === 0,
+    );
+    expect(repaired.stats!.driftDropped).toBe(0);
+    expect(memoryTexts(repaired)).not.toContain('Alice plays the violin in a string quartet every weekend');
+  }, 60_000);
+
+  it('answers bad requests with the documented reasons', async () => {
+    const bad = async (request: Request, code: Code, reason: string, meta?: Record<string, string>) =>
+      expectError(search('alice', request, ['org-1']), code, reason, meta);
+    await bad({ query: '   ' }, Code.InvalidArgument, 'FIELD_REQUIRED', { field: 'query' });
+    await bad({ query: 'x'.repeat(4_001) }, Code.InvalidArgument, 'FIELD_INVALID', { field: 'query' });
+    await bad({ query: 'tea', topK: 101 }, Code.InvalidArgument, 'FIELD_INVALID', { field: 'top_k' });
+    await bad({ query: 'tea', topK: -1 }, Code.InvalidArgument, 'FIELD_INVALID', { field: 'top_k' });
+    await bad({ query: 'tea', options: { vectorWeight: 1.5 } }, Code.InvalidArgument, 'FIELD_INVALID', {
+      field: 'options.vector_weight',
+    });
+    await bad(
+      { query: 'tea', options: { vectorWeight: 0, textWeight: 0 } },
+      Code.InvalidArgument,
+      'FIELD_INVALID',
+    );
+    await bad({ query: 'tea', options: { halfLifeDays: 0 } }, Code.InvalidArgument, 'FIELD_INVALID', {
+      field: 'options.half_life_days',
+    });
+    await bad({ query: 'tea', options: { candidateMultiple: 21 } }, Code.InvalidArgument, 'FIELD_INVALID', {
+      field: 'options.candidate_multiple',
+    });
+    await bad({ query: 'tea', options: { minScore: -1 } }, Code.InvalidArgument, 'FIELD_INVALID', {
+      field: 'options.min_score',
+    });
+    await bad(
+      { query: 'tea', filter: { kinds: [ItemKind.UNSPECIFIED] } },
+      Code.InvalidArgument,
+      'FIELD_INVALID',
+      {
+        field: 'filter.kinds',
+      },
+    );
+    await bad(
+      { query: 'tea', filter: { memoryTypes: [MemoryType.UNSPECIFIED] } },
+      Code.InvalidArgument,
+      'FIELD_INVALID',
+      { field: 'filter.memory_types' },
+    );
+    await bad(
+      { query: 'tea', filter: { namespaces: ['Bad Space'] } },
+      Code.InvalidArgument,
+      'FIELD_INVALID',
+      {
+        field: 'filter.namespaces',
+      },
+    );
+    await bad({ query: 'tea', filter: { minConfidence: 2 } }, Code.InvalidArgument, 'FIELD_INVALID', {
+      field: 'filter.min_confidence',
+    });
+    await bad({ query: 'tea', filter: { sessions: ['session-1'] } }, Code.InvalidArgument, 'NAME_INVALID', {
+      field: 'filter.sessions',
+    });
+    await bad(
+      { query: 'tea', filter: { documents: ['documents/x'] } },
+      Code.InvalidArgument,
+      'NAME_INVALID',
+      {
+        field: 'filter.documents',
+      },
+    );
+    const now = Date.now();
+    await bad(
+      {
+        query: 'tea',
+        filter: { occurTime: { startTime: timestampFromMs(now), endTime: timestampFromMs(now) } },
+      },
+      Code.InvalidArgument,
+      'TIME_RANGE_INVALID',
+    );
+    await bad(
+      { query: 'tea', filter: { scopes: [Scope.PLATFORM] } },
+      Code.PermissionDenied,
+      'SCOPE_NOT_ALLOWED',
+    );
+    await bad({ query: 'tea', filter: { orgIds: ['org-9'] } }, Code.PermissionDenied, 'SCOPE_NOT_ALLOWED');
+    // The platform role may name SCOPE_PLATFORM.
+    const platform = await retrieval.search(
+      { query: 'tea', filter: { scopes: [Scope.PLATFORM] } },
+      await as('alice', { roles: ['platform'] }),
+    );
+    expect(platform.results).toHaveLength(0);
+  });
+
+  it('applies options: lexical-only, dense-only, min_score and top_k', async () => {
+    const lexical = await search('alice', { query: 'violin Hangzhou 绿茶', options: { vectorWeight: 0 } });
+    expect(lexical.stats!.denseCandidates).toBe(0);
+    expect(lexical.stats!.embeddingModel).toBe('');
+    expect(lexical.stats!.appliedOptions?.textWeight).toBe(1);
+    const dense = await search('alice', { query: 'violin', options: { textWeight: 0 } });
+    expect(dense.stats!.lexicalCandidates).toBe(0);
+    expect(dense.stats!.appliedOptions?.vectorWeight).toBe(1);
+    const strict = await search('alice', { query: '绿茶', options: { minScore: 0.9 }, explain: true });
+    expect(strict.results.every((r) => r.score >= 0.9)).toBe(true);
+    expect(strict.stats!.minScoreDropped).toBeGreaterThan(0);
+    const one = await search('alice', { query: '绿茶', topK: 1 });
+    expect(one.results).toHaveLength(1);
+  });
+});
+
+describe('Search with an unreachable embedding model', () => {
+  let stopDegraded: () => Promise<void>;
+  let client: Client<typeof RetrievalService>;
+
+  beforeAll(async () => {
+    const { server } = await createAllInOneServer(
+      loadConfig({
+        ENGRAM_PORT: '0',
+        ENGRAM_JWT_SECRET: secret,
+        ENGRAM_DATA_DIR: tempDir(),
+        ENGRAM_LOG_LEVEL: 'silent',
+        // Nothing listens on port 9: every embedding call fails.
+        ENGRAM_EMBEDDINGS_BASE_URL: 'http://127.0.0.1:9/v1',
+        ENGRAM_EMBEDDINGS_MODEL: 'unreachable',
+        ENGRAM_EMBEDDINGS_API_KEY: 'test',
+        ENGRAM_EMBEDDINGS_DIMENSIONS: '8',
+      }),
+      { handleSignals: false },
+    );
+    stopDegraded = () => server.shutdown();
+    client = createClient(RetrievalService, createGrpcTransport({ baseUrl: server.url }));
+  }, 60_000);
+
+  afterAll(async () => {
+    await stopDegraded();
+  });
+
+  it('fails with UNAVAILABLE (dependency model) unless degraded answers are allowed', async () => {
+    const request: SearchRequest['query'] = 'tea';
+    await expectError(
+      client.search({ query: request }, await as('alice')),
+      Code.Unavailable,
+      'DEPENDENCY_UNAVAILABLE',
+      {
+        dependency: 'model',
+      },
+    );
+    const degraded = await client.search({ query: request, allowDegraded: true }, await as('alice'));
+    expect(degraded.stats).toMatchObject({
+      degraded: true,
+      degradedReason: DegradedReason.EMBEDDING_UNAVAILABLE,
+      denseCandidates: 0,
+      embeddingModel: '',
+    });
+    expect(degraded.stats!.degradedMessage).not.toBe('');
+    expect(degraded.stats!.appliedOptions).toMatchObject({ vectorWeight: 0, textWeight: 1 });
+  }, 60_000);
+});
