@@ -1,4 +1,4 @@
-import type { JsonObject, MessageInitShape } from '@bufbuild/protobuf';
+import type { MessageInitShape } from '@bufbuild/protobuf';
 import {
   durationMs,
   timestampFromMs,
@@ -12,28 +12,22 @@ import {
   Extractor,
   ExtractionJobState,
   ExtractorRunState,
-  MemoryStatus,
-  MemoryType as MemoryTypeEnum,
   RuleVerdict,
   SourceKind as SourceKindEnum,
   type CandidateMemory,
   type CandidateMemorySchema,
-  type MemorySchema,
+  type MemoryType as MemoryTypeEnum,
 } from '@engram/contracts/governance';
 import { errors } from '@engram/runtime';
-import type {
-  ExtractionJobState as StoredJobState,
-  MemoryRecord,
-  MemoryStatus as StoredStatus,
-} from '@engram/store';
-import type {
-  Candidate,
-  ExtractorName,
-  JsonValue,
-  MemoryType,
-  Scope,
-  SourceKind,
-} from './domain/candidate.js';
+import {
+  MEMORY_TYPES as TYPES,
+  SCOPES,
+  SOURCE_KINDS as SOURCES,
+  asJsonObject,
+  memoryMessage,
+} from '@engram/resources';
+import type { ExtractionJobState as StoredJobState } from '@engram/store';
+import type { Candidate, ExtractorName, MemoryType, Scope, SourceKind } from './domain/candidate.js';
 
 const ULID = '[0-9A-HJKMNP-TV-Z]{26}';
 const MEM_CELL_NAME = new RegExp(`^sessions/(${ULID})/memCells/(${ULID})$`);
@@ -62,33 +56,6 @@ export function parseMemoryName(name: string, field = 'name'): string {
   return MEMORY_NAME.exec(name)?.[1] ?? badName(field, 'memories/{memory}');
 }
 
-const TYPES: Record<MemoryType, MemoryTypeEnum> = {
-  FACT: MemoryTypeEnum.FACT,
-  EPISODE: MemoryTypeEnum.EPISODE,
-  EVENT: MemoryTypeEnum.EVENT,
-  FORESIGHT: MemoryTypeEnum.FORESIGHT,
-  SUMMARY: MemoryTypeEnum.SUMMARY,
-};
-const SOURCES: Record<SourceKind, SourceKindEnum> = {
-  EXPLICIT_USER_STATEMENT: SourceKindEnum.EXPLICIT_USER_STATEMENT,
-  INFERRED: SourceKindEnum.INFERRED,
-  ASSISTANT: SourceKindEnum.ASSISTANT,
-  DOCUMENT: SourceKindEnum.DOCUMENT,
-  IMPORT: SourceKindEnum.IMPORT,
-  SYSTEM: SourceKindEnum.SYSTEM,
-};
-const SCOPES: Record<Scope, ScopeEnum> = {
-  SELF: ScopeEnum.SELF,
-  ORG: ScopeEnum.ORG,
-  PLATFORM: ScopeEnum.PLATFORM,
-};
-const STATUSES: Record<StoredStatus, MemoryStatus> = {
-  ACTIVE: MemoryStatus.ACTIVE,
-  SUPERSEDED: MemoryStatus.SUPERSEDED,
-  EXPIRED: MemoryStatus.EXPIRED,
-  DELETED: MemoryStatus.DELETED,
-  QUARANTINED: MemoryStatus.QUARANTINED,
-};
 export const EXTRACTORS: Record<ExtractorName, Extractor> = {
   EPISODE: Extractor.EPISODE,
   EVENT: Extractor.EVENT,
@@ -141,52 +108,6 @@ export function requestedExtractors(extractors: readonly Extractor[]): Extractor
 
 const ms = (t: Timestamp | undefined) => (t === undefined ? undefined : timestampMs(t));
 const at = (v: number | undefined) => (v === undefined ? undefined : timestampFromMs(v));
-
-function asJsonObject(value: JsonValue | undefined): JsonObject | undefined {
-  return value !== undefined && value !== null && typeof value === 'object' && !Array.isArray(value)
-    ? value
-    : undefined;
-}
-
-/** A stored memory as the API's `Memory`. */
-export function memoryMessage(m: MemoryRecord): MessageInitShape<typeof MemorySchema> {
-  const value = asJsonObject(m.value);
-  return {
-    name: `memories/${m.id}`,
-    type: TYPES[m.type],
-    namespace: m.namespace,
-    key: m.key,
-    ...(value !== undefined ? { value } : {}),
-    text: m.text,
-    languageCode: m.languageCode,
-    evergreen: m.evergreen,
-    scope: SCOPES[m.scope],
-    orgId: m.orgId,
-    owner: m.ownerId,
-    sourceKind: SOURCES[m.sourceKind],
-    confidence: m.confidence,
-    evidence: {
-      messages: [...m.evidence.messageIds],
-      memCell: m.evidence.memCellId ?? '',
-      chunks: [...m.evidence.chunkIds],
-      excerpt: m.evidence.excerpt ?? '',
-    },
-    status: STATUSES[m.status],
-    statusReason: m.statusReason,
-    supersedes: m.supersedesId === undefined ? '' : `memories/${m.supersedesId}`,
-    supersededBy: m.supersededById === undefined ? '' : `memories/${m.supersededById}`,
-    ...(m.occurredAt !== undefined ? { occurTime: timestampFromMs(m.occurredAt) } : {}),
-    createTime: timestampFromMs(m.createdAt),
-    updateTime: timestampFromMs(m.updatedAt),
-    ...(m.expiresAt !== undefined ? { expireTime: timestampFromMs(m.expiresAt) } : {}),
-    ...(m.validFrom !== undefined ? { validFromTime: timestampFromMs(m.validFrom) } : {}),
-    ...(m.validUntil !== undefined ? { validUntilTime: timestampFromMs(m.validUntil) } : {}),
-    contentHash: m.contentHash,
-    version: BigInt(m.version),
-    etag: `"${m.version}"`,
-    metadata: { ...m.metadata },
-  };
-}
 
 const typeName = (t: MemoryTypeEnum): MemoryType | undefined =>
   (Object.keys(TYPES) as MemoryType[]).find((k) => TYPES[k] === t);
@@ -285,3 +206,5 @@ export function candidateMessage(
     metadata: { ...c.metadata },
   };
 }
+
+export { memoryMessage };

@@ -1,16 +1,7 @@
-import { timestampFromMs } from '@bufbuild/protobuf/wkt';
-import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Scope } from '@engram/contracts/common';
-import {
-  ChunkKind,
-  DocumentState,
-  type ChunkSchema,
-  type ChunkingOptions,
-  type Document,
-  type DocumentSchema,
-} from '@engram/contracts/ingestion';
+import type { ChunkingOptions, Document } from '@engram/contracts/ingestion';
 import { errors, type Principal } from '@engram/runtime';
-import type { ChunkRecord, DocumentRecord, Scope as StoredScope, Viewer } from '@engram/store';
+import type { Scope as StoredScope, Viewer } from '@engram/store';
 
 /** Limits of the document fields (document.proto). */
 const MAX_DISPLAY_NAME = 256;
@@ -152,64 +143,5 @@ export function defaultDisplayName(sourceUri: string, text: string): string {
     .join('');
 }
 
-const SCOPES: Record<StoredScope, Scope> = { SELF: Scope.SELF, ORG: Scope.ORG, PLATFORM: Scope.PLATFORM };
-const STATES: Record<DocumentRecord['state'], DocumentState> = {
-  INGESTING: DocumentState.INGESTING,
-  READY: DocumentState.READY,
-  FAILED: DocumentState.FAILED,
-};
-const KINDS: Record<ChunkRecord['kind'], ChunkKind> = {
-  TEXT: ChunkKind.TEXT,
-  TABLE: ChunkKind.TABLE,
-  CODE: ChunkKind.CODE,
-};
-
-/** A stored document as the API's `Document`. */
-export function documentMessage(
-  d: DocumentRecord,
-  indexedChunkCount: number,
-): MessageInitShape<typeof DocumentSchema> {
-  return {
-    name: `documents/${d.id}`,
-    displayName: d.displayName,
-    mimeType: d.mimeType,
-    scope: SCOPES[d.scope],
-    orgId: d.orgId,
-    owner: d.ownerId,
-    sourceUri: d.sourceUri,
-    metadata: { ...d.metadata },
-    state: STATES[d.state],
-    failureMessage: d.failureMessage,
-    contentHash: d.contentHash,
-    sizeBytes: BigInt(d.sizeBytes),
-    charCount: BigInt(d.charCount),
-    chunkCount: d.chunkCount,
-    indexedChunkCount,
-    chunking: {
-      chunkSizeChars: d.chunkSize,
-      overlapChars: d.chunkOverlap,
-      keepTablesWhole: d.keepTablesWhole,
-      keepCodeWhole: d.keepCodeWhole,
-    },
-    createTime: timestampFromMs(d.createdAt),
-    updateTime: timestampFromMs(d.updatedAt),
-    etag: `"${d.version}"`,
-  };
-}
-
-/** A stored chunk as the API's `Chunk`. */
-export function chunkMessage(c: ChunkRecord): MessageInitShape<typeof ChunkSchema> {
-  return {
-    name: `documents/${c.documentId}/chunks/${c.id}`,
-    ordinal: c.ordinal,
-    kind: KINDS[c.kind],
-    text: c.text,
-    startOffset: BigInt(c.startOffset),
-    endOffset: BigInt(c.endOffset),
-    overlapPrefixChars: c.overlapPrefixChars,
-    headerPrefixChars: c.headerPrefixChars,
-    tokenCount: c.tokenCount,
-    headingPath: [...c.headingPath],
-    createTime: timestampFromMs(c.createdAt),
-  };
-}
+/** Stored documents and chunks as API resources: the one mapping, shared with retrieval. */
+export { chunkMessage, documentMessage } from '@engram/resources';

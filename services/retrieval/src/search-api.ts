@@ -3,16 +3,9 @@
  * comment in retrieval_service.proto) and minimal mappers from stored rows to the contracts'
  * `Memory`, `Chunk`, `Document` and `Round` messages.
  */
-import type { JsonObject, MessageInitShape } from '@bufbuild/protobuf';
+import type { MessageInitShape } from '@bufbuild/protobuf';
 import { timestampFromMs, timestampMs } from '@bufbuild/protobuf/wkt';
-import { ItemKind, Scope as ScopeEnum } from '@engram/contracts/common';
-import {
-  MemoryStatus,
-  MemoryType as MemoryTypeEnum,
-  SourceKind as SourceKindEnum,
-  type MemorySchema,
-} from '@engram/contracts/governance';
-import { ChunkKind, DocumentState, type ChunkSchema, type DocumentSchema } from '@engram/contracts/ingestion';
+import { ItemKind } from '@engram/contracts/common';
 import type {
   RoundSchema,
   ScoreBreakdownSchema,
@@ -20,16 +13,16 @@ import type {
   SearchRequest,
 } from '@engram/contracts/retrieval';
 import { errors, type Principal } from '@engram/runtime';
-import type {
-  ChunkRecord,
-  DocumentRecord,
-  MemoryRecord,
-  MemoryType,
-  MessageRecord,
-  Scope,
-} from '@engram/store';
+import type { MemoryType, MessageRecord, Scope } from '@engram/store';
 import type { ItemKind as PointKind } from '@engram/vector-index';
 import { resolveRankingOptions, type RankingOptions, type ScoreBreakdown } from './domain/ranking.js';
+import {
+  MEMORY_TYPES as TYPES,
+  SCOPES,
+  chunkMessage,
+  documentMessage,
+  memoryMessage,
+} from '@engram/resources';
 
 /** Limits documented on SearchRequest and SearchFilter. */
 export const MAX_QUERY_CHARS = 4_000;
@@ -88,43 +81,6 @@ export const KIND_ENUMS: Record<PointKind, ItemKind> = {
   CHUNK: ItemKind.CHUNK,
   ROUND: ItemKind.ROUND,
 };
-const TYPES: Record<MemoryType, MemoryTypeEnum> = {
-  FACT: MemoryTypeEnum.FACT,
-  EPISODE: MemoryTypeEnum.EPISODE,
-  EVENT: MemoryTypeEnum.EVENT,
-  FORESIGHT: MemoryTypeEnum.FORESIGHT,
-  SUMMARY: MemoryTypeEnum.SUMMARY,
-};
-const SCOPES: Record<Scope, ScopeEnum> = {
-  SELF: ScopeEnum.SELF,
-  ORG: ScopeEnum.ORG,
-  PLATFORM: ScopeEnum.PLATFORM,
-};
-const SOURCES: Record<MemoryRecord['sourceKind'], SourceKindEnum> = {
-  EXPLICIT_USER_STATEMENT: SourceKindEnum.EXPLICIT_USER_STATEMENT,
-  INFERRED: SourceKindEnum.INFERRED,
-  ASSISTANT: SourceKindEnum.ASSISTANT,
-  DOCUMENT: SourceKindEnum.DOCUMENT,
-  IMPORT: SourceKindEnum.IMPORT,
-  SYSTEM: SourceKindEnum.SYSTEM,
-};
-const STATUSES: Record<MemoryRecord['status'], MemoryStatus> = {
-  ACTIVE: MemoryStatus.ACTIVE,
-  SUPERSEDED: MemoryStatus.SUPERSEDED,
-  EXPIRED: MemoryStatus.EXPIRED,
-  DELETED: MemoryStatus.DELETED,
-  QUARANTINED: MemoryStatus.QUARANTINED,
-};
-const STATES: Record<DocumentRecord['state'], DocumentState> = {
-  INGESTING: DocumentState.INGESTING,
-  READY: DocumentState.READY,
-  FAILED: DocumentState.FAILED,
-};
-const CHUNK_KINDS: Record<ChunkRecord['kind'], ChunkKind> = {
-  TEXT: ChunkKind.TEXT,
-  TABLE: ChunkKind.TABLE,
-  CODE: ChunkKind.CODE,
-};
 
 /** The key of `record` whose value is `value`, if any (reverse enum lookup). */
 function keyOf<K extends string, V>(record: Record<K, V>, value: V): K | undefined {
@@ -145,7 +101,7 @@ function enumValues<E extends number, K extends string>(
   field: string,
   values: readonly E[],
   max: number,
-  names: Record<K, E> | Partial<Record<E, K>>,
+  names: Readonly<Record<K, E>> | Readonly<Partial<Record<E, K>>>,
   reverse: boolean,
 ): K[] {
   atMost(field, values, max);
@@ -344,102 +300,6 @@ export function breakdownMessage(
   };
 }
 
-function asJsonObject(value: MemoryRecord['value']): JsonObject | undefined {
-  return value !== undefined && value !== null && typeof value === 'object' && !Array.isArray(value)
-    ? value
-    : undefined;
-}
-
-/** A stored memory as the API's `Memory` (the same mapping as governance's). */
-export function memoryMessage(m: MemoryRecord): MessageInitShape<typeof MemorySchema> {
-  const value = asJsonObject(m.value);
-  return {
-    name: `memories/${m.id}`,
-    type: TYPES[m.type],
-    namespace: m.namespace,
-    key: m.key,
-    ...(value === undefined ? {} : { value }),
-    text: m.text,
-    languageCode: m.languageCode,
-    evergreen: m.evergreen,
-    scope: SCOPES[m.scope],
-    orgId: m.orgId,
-    owner: m.ownerId,
-    sourceKind: SOURCES[m.sourceKind],
-    confidence: m.confidence,
-    evidence: {
-      messages: [...m.evidence.messageIds],
-      memCell: m.evidence.memCellId ?? '',
-      chunks: [...m.evidence.chunkIds],
-      excerpt: m.evidence.excerpt ?? '',
-    },
-    status: STATUSES[m.status],
-    statusReason: m.statusReason,
-    supersedes: m.supersedesId === undefined ? '' : `memories/${m.supersedesId}`,
-    supersededBy: m.supersededById === undefined ? '' : `memories/${m.supersededById}`,
-    ...(m.occurredAt === undefined ? {} : { occurTime: timestampFromMs(m.occurredAt) }),
-    createTime: timestampFromMs(m.createdAt),
-    updateTime: timestampFromMs(m.updatedAt),
-    ...(m.expiresAt === undefined ? {} : { expireTime: timestampFromMs(m.expiresAt) }),
-    ...(m.validFrom === undefined ? {} : { validFromTime: timestampFromMs(m.validFrom) }),
-    ...(m.validUntil === undefined ? {} : { validUntilTime: timestampFromMs(m.validUntil) }),
-    contentHash: m.contentHash,
-    version: BigInt(m.version),
-    etag: `"${String(m.version)}"`,
-    metadata: { ...m.metadata },
-  };
-}
-
-/** A stored document as the API's `Document` (the same mapping as ingestion's). */
-export function documentMessage(
-  d: DocumentRecord,
-  indexedChunkCount: number,
-): MessageInitShape<typeof DocumentSchema> {
-  return {
-    name: `documents/${d.id}`,
-    displayName: d.displayName,
-    mimeType: d.mimeType,
-    scope: SCOPES[d.scope],
-    orgId: d.orgId,
-    owner: d.ownerId,
-    sourceUri: d.sourceUri,
-    metadata: { ...d.metadata },
-    state: STATES[d.state],
-    failureMessage: d.failureMessage,
-    contentHash: d.contentHash,
-    sizeBytes: BigInt(d.sizeBytes),
-    charCount: BigInt(d.charCount),
-    chunkCount: d.chunkCount,
-    indexedChunkCount,
-    chunking: {
-      chunkSizeChars: d.chunkSize,
-      overlapChars: d.chunkOverlap,
-      keepTablesWhole: d.keepTablesWhole,
-      keepCodeWhole: d.keepCodeWhole,
-    },
-    createTime: timestampFromMs(d.createdAt),
-    updateTime: timestampFromMs(d.updatedAt),
-    etag: `"${String(d.version)}"`,
-  };
-}
-
-/** A stored chunk as the API's `Chunk` (the same mapping as ingestion's). */
-export function chunkMessage(c: ChunkRecord): MessageInitShape<typeof ChunkSchema> {
-  return {
-    name: `documents/${c.documentId}/chunks/${c.id}`,
-    ordinal: c.ordinal,
-    kind: CHUNK_KINDS[c.kind],
-    text: c.text,
-    startOffset: BigInt(c.startOffset),
-    endOffset: BigInt(c.endOffset),
-    overlapPrefixChars: c.overlapPrefixChars,
-    headerPrefixChars: c.headerPrefixChars,
-    tokenCount: c.tokenCount,
-    headingPath: [...c.headingPath],
-    createTime: timestampFromMs(c.createdAt),
-  };
-}
-
 /** The text of a round: the user content, then — if answered — `\n\n` and the reply's content. */
 export function roundText(user: MessageRecord, reply: MessageRecord | undefined): string {
   return reply === undefined ? user.content : `${user.content}\n\n${reply.content}`;
@@ -461,3 +321,5 @@ export function roundMessage(
     occurTime: timestampFromMs(user.occurredAt),
   };
 }
+
+export { chunkMessage, documentMessage, memoryMessage };

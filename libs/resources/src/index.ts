@@ -1,0 +1,160 @@
+/**
+ * @engram/resources: stored records as the API's resources. Governance serves memories,
+ * ingestion serves documents and chunks, and retrieval returns all three in search results; the
+ * mapping is written once, here, so the same record always reads the same everywhere.
+ */
+import { timestampFromMs } from '@bufbuild/protobuf/wkt';
+import type { JsonObject, MessageInitShape } from '@bufbuild/protobuf';
+import { Scope as ScopeEnum } from '@engram/contracts/common';
+import {
+  MemoryStatus,
+  MemoryType as MemoryTypeEnum,
+  SourceKind as SourceKindEnum,
+  type MemorySchema,
+} from '@engram/contracts/governance';
+import { ChunkKind, DocumentState, type ChunkSchema, type DocumentSchema } from '@engram/contracts/ingestion';
+import type {
+  ChunkRecord,
+  DocumentRecord,
+  JsonValue,
+  MemoryRecord,
+  MemoryStatus as StoredStatus,
+  MemoryType,
+  Scope,
+  SourceKind,
+} from '@engram/store';
+
+export const SCOPES: Readonly<Record<Scope, ScopeEnum>> = {
+  SELF: ScopeEnum.SELF,
+  ORG: ScopeEnum.ORG,
+  PLATFORM: ScopeEnum.PLATFORM,
+};
+export const MEMORY_TYPES: Readonly<Record<MemoryType, MemoryTypeEnum>> = {
+  FACT: MemoryTypeEnum.FACT,
+  EPISODE: MemoryTypeEnum.EPISODE,
+  EVENT: MemoryTypeEnum.EVENT,
+  FORESIGHT: MemoryTypeEnum.FORESIGHT,
+  SUMMARY: MemoryTypeEnum.SUMMARY,
+};
+export const SOURCE_KINDS: Readonly<Record<SourceKind, SourceKindEnum>> = {
+  EXPLICIT_USER_STATEMENT: SourceKindEnum.EXPLICIT_USER_STATEMENT,
+  INFERRED: SourceKindEnum.INFERRED,
+  ASSISTANT: SourceKindEnum.ASSISTANT,
+  DOCUMENT: SourceKindEnum.DOCUMENT,
+  IMPORT: SourceKindEnum.IMPORT,
+  SYSTEM: SourceKindEnum.SYSTEM,
+};
+export const MEMORY_STATUSES: Readonly<Record<StoredStatus, MemoryStatus>> = {
+  ACTIVE: MemoryStatus.ACTIVE,
+  SUPERSEDED: MemoryStatus.SUPERSEDED,
+  EXPIRED: MemoryStatus.EXPIRED,
+  DELETED: MemoryStatus.DELETED,
+  QUARANTINED: MemoryStatus.QUARANTINED,
+};
+export const DOCUMENT_STATES: Readonly<Record<DocumentRecord['state'], DocumentState>> = {
+  INGESTING: DocumentState.INGESTING,
+  READY: DocumentState.READY,
+  FAILED: DocumentState.FAILED,
+};
+export const CHUNK_KINDS: Readonly<Record<ChunkRecord['kind'], ChunkKind>> = {
+  TEXT: ChunkKind.TEXT,
+  TABLE: ChunkKind.TABLE,
+  CODE: ChunkKind.CODE,
+};
+
+/** A JSON value as a protobuf `Struct` (a JSON object), or undefined for anything else. */
+export function asJsonObject(value: JsonValue | undefined): JsonObject | undefined {
+  return value !== undefined && value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? value
+    : undefined;
+}
+
+/** A stored memory as the API's `Memory`. */
+export function memoryMessage(m: MemoryRecord): MessageInitShape<typeof MemorySchema> {
+  const value = asJsonObject(m.value);
+  return {
+    name: `memories/${m.id}`,
+    type: MEMORY_TYPES[m.type],
+    namespace: m.namespace,
+    key: m.key,
+    ...(value !== undefined ? { value } : {}),
+    text: m.text,
+    languageCode: m.languageCode,
+    evergreen: m.evergreen,
+    scope: SCOPES[m.scope],
+    orgId: m.orgId,
+    owner: m.ownerId,
+    sourceKind: SOURCE_KINDS[m.sourceKind],
+    confidence: m.confidence,
+    evidence: {
+      messages: [...m.evidence.messageIds],
+      memCell: m.evidence.memCellId ?? '',
+      chunks: [...m.evidence.chunkIds],
+      excerpt: m.evidence.excerpt ?? '',
+    },
+    status: MEMORY_STATUSES[m.status],
+    statusReason: m.statusReason,
+    supersedes: m.supersedesId === undefined ? '' : `memories/${m.supersedesId}`,
+    supersededBy: m.supersededById === undefined ? '' : `memories/${m.supersededById}`,
+    ...(m.occurredAt !== undefined ? { occurTime: timestampFromMs(m.occurredAt) } : {}),
+    createTime: timestampFromMs(m.createdAt),
+    updateTime: timestampFromMs(m.updatedAt),
+    ...(m.expiresAt !== undefined ? { expireTime: timestampFromMs(m.expiresAt) } : {}),
+    ...(m.validFrom !== undefined ? { validFromTime: timestampFromMs(m.validFrom) } : {}),
+    ...(m.validUntil !== undefined ? { validUntilTime: timestampFromMs(m.validUntil) } : {}),
+    contentHash: m.contentHash,
+    version: BigInt(m.version),
+    etag: `"${String(m.version)}"`,
+    metadata: { ...m.metadata },
+  };
+}
+
+/** A stored document as the API's `Document`. */
+export function documentMessage(
+  d: DocumentRecord,
+  indexedChunkCount: number,
+): MessageInitShape<typeof DocumentSchema> {
+  return {
+    name: `documents/${d.id}`,
+    displayName: d.displayName,
+    mimeType: d.mimeType,
+    scope: SCOPES[d.scope],
+    orgId: d.orgId,
+    owner: d.ownerId,
+    sourceUri: d.sourceUri,
+    metadata: { ...d.metadata },
+    state: DOCUMENT_STATES[d.state],
+    failureMessage: d.failureMessage,
+    contentHash: d.contentHash,
+    sizeBytes: BigInt(d.sizeBytes),
+    charCount: BigInt(d.charCount),
+    chunkCount: d.chunkCount,
+    indexedChunkCount,
+    chunking: {
+      chunkSizeChars: d.chunkSize,
+      overlapChars: d.chunkOverlap,
+      keepTablesWhole: d.keepTablesWhole,
+      keepCodeWhole: d.keepCodeWhole,
+    },
+    createTime: timestampFromMs(d.createdAt),
+    updateTime: timestampFromMs(d.updatedAt),
+    etag: `"${String(d.version)}"`,
+  };
+}
+
+/** A stored chunk as the API's `Chunk`. */
+export function chunkMessage(c: ChunkRecord): MessageInitShape<typeof ChunkSchema> {
+  return {
+    name: `documents/${c.documentId}/chunks/${c.id}`,
+    ordinal: c.ordinal,
+    kind: CHUNK_KINDS[c.kind],
+    text: c.text,
+    startOffset: BigInt(c.startOffset),
+    endOffset: BigInt(c.endOffset),
+    overlapPrefixChars: c.overlapPrefixChars,
+    headerPrefixChars: c.headerPrefixChars,
+    tokenCount: c.tokenCount,
+    headingPath: [...c.headingPath],
+    createTime: timestampFromMs(c.createdAt),
+  };
+}
