@@ -1,0 +1,411 @@
+/**
+ * Retrieval-quality benchmark: ingests a dataset (bench/retrieval/README.md) into the real services
+ * and scores Search by evidence recall@5/@10/@25 and NDCG@10, overall and per category, for hybrid
+ * (defaults), dense-only (`text_weight: 0`) and lexical-only (`vector_weight: 0`) in the same run.
+ *
+ *   npm run bench:retrieval -- --dataset bench/out/locomo.dataset.json --out bench/out/locomo.retrieval.json
+ *     [--top 25] [--limit-questions N] [--conversations N] [--kinds round|all] [--decay on|off]
+ *     [--concurrency 4] [--wait-timeout-s 1800]
+ *
+ * Starts the all-in-one server on embedded defaults in a temporary data directory (log level warn).
+ * Each conversation belongs to its user (one token per user, tenant `bench`); one Engram session per
+ * dataset session; turns go through `AppendMessages` in batches of at most 100 with `occur_time` =
+ * the session's `started_at` + i × 30 s, then `FlushSession` (so MemCells close and extraction
+ * runs). The harness then waits until every MemCell is EXTRACTED or FAILED and the index outbox is
+ * drained (`GetIndexStatus` as an admin of tenant `bench`).
+ *
+ * Every question is searched as its conversation's user with `top_k` = --top and `reference_time` =
+ * `asked_at` (or one day after the conversation's last session). A result counts for the turns it
+ * derives from: a ROUND for its user and assistant messages, a MEMORY for its evidence messages
+ * (message name → turn id as recorded at append time), a CHUNK for none.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { timestampFromMs } from '@bufbuild/protobuf/wkt';
+import { createClient } from '@connectrpc/connect';
+import { createGrpcTransport } from '@connectrpc/connect-node';
+import { ItemKind } from '@engram/contracts/common';
+import { IngestionService, MemCellStatus, MessageRole } from '@engram/contracts/ingestion';
+import { RetrievalService, type SearchResult } from '@engram/contracts/retrieval';
+import { mintToken, type Role } from '@engram/runtime';
+import { createAllInOneServer, loadConfig } from '../../services/all-in-one/src/index.js';
+import { datasetCounts, loadDataset, type Question } from './dataset.js';
+import {
+  aggregate,
+  bootstrapCi,
+  ndcgAtK,
+  pairedBootstrapCi,
+  quantile,
+  recallAtK,
+  type ResultTurns,
+  type ScoredQuestion,
+} from './metrics.js';
+
+const { values: args } = parseArgs({
+  options: {
+    dataset: { type: 'string' },
+    out: { type: 'string' },
+    top: { type: 'string', default: '25' },
+    'limit-questions': { type: 'string' },
+    conversations: { type: 'string' },
+    kinds: { type: 'string', default: 'all' },
+    decay: { type: 'string', default: 'on' },
+    concurrency: { type: 'string', default: '4' },
+    'wait-timeout-s': { type: 'string', default: '1800' },
+  },
+});
+
+const MODES = {
+  hybrid: {},
+  dense: { textWeight: 0 },
+  lexical: { vectorWeight: 0 },
+} as const;
+type Mode = keyof typeof MODES;
+const MODE_NAMES = Object.keys(MODES) as Mode[];
+const METRICS = ['R@5', 'R@10', 'R@25', 'NDCG@10'] as const;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
+
+/** Runs `work` over `items` with at most `limit` in flight. */
+async function pool<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const item = items[next++]!;
+      await work(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+function latency(values: number[]): { p50: number; p95: number; mean: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mean = sorted.reduce((a, b) => a + b, 0) / Math.max(1, sorted.length);
+  return {
+    p50: Math.round(quantile(sorted, 0.5)),
+    p95: Math.round(quantile(sorted, 0.95)),
+    mean: Math.round(mean),
+  };
+}
+
+async function main(): Promise<void> {
+  if (args.dataset === undefined || args.out === undefined) {
+    throw new Error('usage: run.ts --dataset <file> --out <file.json> [--top 25] [--limit-questions N]');
+  }
+  const topK = Number(args.top);
+  const concurrency = Number(args.concurrency);
+  const waitTimeoutMs = Number(args['wait-timeout-s']) * 1000;
+  if (args.kinds !== 'round' && args.kinds !== 'all') throw new Error('--kinds must be round or all');
+  if (args.decay !== 'on' && args.decay !== 'off') throw new Error('--decay must be on or off');
+  const decayEnabled = args.decay === 'on';
+
+  const dataset = loadDataset(resolve(args.dataset));
+  let conversations = dataset.conversations;
+  if (args.conversations !== undefined) conversations = conversations.slice(0, Number(args.conversations));
+  const kept = new Set(conversations.map((c) => c.id));
+  let questions: Question[] = dataset.questions.filter((q) => kept.has(q.conversation));
+  if (args['limit-questions'] !== undefined) questions = questions.slice(0, Number(args['limit-questions']));
+  const counts = datasetCounts({ ...dataset, conversations, questions });
+  process.stdout.write(
+    `${dataset.name}: ${counts.conversations} conversations, ${counts.sessions} sessions, ${counts.turns} turns, ${counts.questions} questions\n`,
+  );
+
+  const dataDir = mkdtempSync(join(tmpdir(), 'engram-retrieval-'));
+  const secret = randomBytes(32).toString('hex');
+  const key = { algorithm: 'HS256' as const, secret: new TextEncoder().encode(secret) };
+  const { server } = await createAllInOneServer(
+    loadConfig({
+      ENGRAM_PORT: '0',
+      ENGRAM_JWT_SECRET: secret,
+      ENGRAM_DATA_DIR: dataDir,
+      ENGRAM_LOG_LEVEL: 'warn',
+    }),
+    { handleSignals: false },
+  );
+  const transport = createGrpcTransport({ baseUrl: server.url });
+  const ingestion = createClient(IngestionService, transport);
+  const retrieval = createClient(RetrievalService, transport);
+  const tokens = new Map<string, { token: string; at: number }>();
+  const as = async (subject: string, roles: Role[] = []) => {
+    const cacheKey = `${subject}|${roles.join(',')}`;
+    let entry = tokens.get(cacheKey);
+    if (entry === undefined || Date.now() - entry.at > 30 * 60_000) {
+      entry = {
+        token: await mintToken({ subject, tenantId: 'bench', roles }, key, { expiresIn: '2h' }),
+        at: Date.now(),
+      };
+      tokens.set(cacheKey, entry);
+    }
+    return { headers: { authorization: `Bearer ${entry.token}` } };
+  };
+
+  /** Message name → turn id (message names are unique across sessions). */
+  const turnOfMessage = new Map<string, string>();
+  const sessionNames: { user: string; name: string }[] = [];
+  const referenceTime = new Map<string, number>();
+  try {
+    // ---- Ingestion ----
+    const ingestStart = performance.now();
+    for (const conversation of conversations) {
+      const auth = await as(conversation.user);
+      for (const dsSession of conversation.sessions) {
+        const { session } = await ingestion.createSession(
+          { session: { displayName: `${conversation.id} ${dsSession.id}`, timeZone: 'UTC' } },
+          auth,
+        );
+        if (session === undefined) throw new Error('CreateSession returned no session');
+        sessionNames.push({ user: conversation.user, name: session.name });
+        const start = Date.parse(dsSession.started_at);
+        for (let from = 0; from < dsSession.turns.length; from += 100) {
+          const batch = dsSession.turns.slice(from, from + 100);
+          const response = await ingestion.appendMessages(
+            {
+              parent: session.name,
+              messages: batch.map((turn, j) => {
+                const participant = (turn.speaker ?? '').replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
+                return {
+                  role: turn.role === 'user' ? MessageRole.USER : MessageRole.ASSISTANT,
+                  content: turn.text,
+                  occurTime: timestampFromMs(start + (from + j) * 30_000),
+                  ...(/[A-Za-z0-9]/.test(participant) ? { participantName: participant } : {}),
+                };
+              }),
+            },
+            auth,
+          );
+          if (response.messages.length !== batch.length) {
+            throw new Error(`appended ${batch.length} messages, got ${response.messages.length} back`);
+          }
+          response.messages.forEach((message, j) => turnOfMessage.set(message.name, batch[j]!.id));
+        }
+        await ingestion.flushSession({ name: session.name, reason: 'benchmark session end' }, auth);
+      }
+      const last = conversation.sessions.at(-1)!;
+      referenceTime.set(conversation.id, Date.parse(last.started_at) + 86_400_000);
+      process.stdout.write(`  ingested ${conversation.id} (${turnOfMessage.size} messages so far)\n`);
+    }
+    const appendMs = performance.now() - ingestStart;
+
+    // ---- Wait for extraction and indexing ----
+    const admin = await as('bench-admin', ['admin']);
+    const deadline = Date.now() + waitTimeoutMs;
+    let cellStatus: Record<string, number> = {};
+    let settled = false;
+    let drainedTwice = 0;
+    let lastReport = 0;
+    while (Date.now() < deadline) {
+      cellStatus = {};
+      for (const { user, name } of sessionNames) {
+        let pageToken = '';
+        do {
+          const page = await ingestion.listMemCells(
+            { parent: name, pageSize: 500, pageToken },
+            await as(user),
+          );
+          for (const cell of page.memCells) {
+            const status = MemCellStatus[cell.status];
+            cellStatus[status] = (cellStatus[status] ?? 0) + 1;
+          }
+          pageToken = page.nextPageToken;
+        } while (pageToken !== '');
+      }
+      const pendingCells = Object.entries(cellStatus)
+        .filter(([status]) => status !== 'EXTRACTED' && status !== 'FAILED')
+        .reduce((a, [, n]) => a + n, 0);
+      const { indexStatus } = await retrieval.getIndexStatus({}, admin);
+      const backlog = Number(indexStatus?.outboxPending ?? 0n) + Number(indexStatus?.outboxRetrying ?? 0n);
+      if (Date.now() - lastReport > 15_000) {
+        lastReport = Date.now();
+        const kinds = (indexStatus?.kinds ?? [])
+          .map((k) => `${ItemKind[k.kind]} ${k.sourceRows}/${k.indexedPoints ?? '?'}`)
+          .join(', ');
+        process.stdout.write(
+          `  waiting: cells ${JSON.stringify(cellStatus)}, outbox ${backlog}, ${kinds} (${Math.round(
+            (performance.now() - ingestStart) / 1000,
+          )} s)\n`,
+        );
+      }
+      drainedTwice = pendingCells === 0 && backlog === 0 ? drainedTwice + 1 : 0;
+      if (drainedTwice >= 2) {
+        settled = true;
+        break;
+      }
+      await sleep(2000);
+    }
+    const ingestMs = performance.now() - ingestStart;
+    const { indexStatus } = await retrieval.getIndexStatus({}, admin);
+    const indexKinds = Object.fromEntries(
+      (indexStatus?.kinds ?? []).map((k) => [
+        ItemKind[k.kind],
+        { sourceRows: Number(k.sourceRows), indexedPoints: Number(k.indexedPoints ?? -1n) },
+      ]),
+    );
+    process.stdout.write(
+      `  ingestion ${settled ? 'settled' : 'NOT settled (timeout)'} in ${Math.round(ingestMs / 1000)} s (appends ${Math.round(
+        appendMs / 1000,
+      )} s); cells ${JSON.stringify(cellStatus)}; index ${JSON.stringify(indexKinds)}\n`,
+    );
+
+    // ---- Searches ----
+    const userOf = new Map(conversations.map((c) => [c.id, c.user]));
+    const toTurns = (result: SearchResult): ResultTurns => {
+      const names =
+        result.item.case === 'round'
+          ? [result.item.value.userMessage, result.item.value.assistantMessage]
+          : result.item.case === 'memory'
+            ? (result.item.value.evidence?.messages ?? [])
+            : [];
+      return [...new Set(names.flatMap((n) => (turnOfMessage.has(n) ? [turnOfMessage.get(n)!] : [])))];
+    };
+    const ranked = new Map<string, ResultTurns[]>();
+    const kindsSeen: Record<Mode, Record<string, number>> = { hybrid: {}, dense: {}, lexical: {} };
+    const latencies: Record<Mode, number[]> = { hybrid: [], dense: [], lexical: [] };
+    const tasks = questions.flatMap((q) => MODE_NAMES.map((mode) => ({ q, mode })));
+    const searchStart = performance.now();
+    let done = 0;
+    await pool(tasks, concurrency, async ({ q, mode }) => {
+      const auth = await as(userOf.get(q.conversation)!);
+      const at = q.asked_at !== undefined ? Date.parse(q.asked_at) : referenceTime.get(q.conversation)!;
+      const t0 = performance.now();
+      const response = await retrieval.search(
+        {
+          query: q.question,
+          topK,
+          ...(args.kinds === 'round' ? { filter: { kinds: [ItemKind.ROUND] } } : {}),
+          options: { ...MODES[mode], referenceTime: timestampFromMs(at), decayEnabled },
+        },
+        auth,
+      );
+      latencies[mode].push(performance.now() - t0);
+      for (const r of response.results.slice(0, 10)) {
+        const kind = ItemKind[r.kind];
+        kindsSeen[mode][kind] = (kindsSeen[mode][kind] ?? 0) + 1;
+      }
+      ranked.set(`${mode}|${q.id}`, response.results.map(toTurns));
+      done += 1;
+      if (done % 300 === 0) process.stdout.write(`  searched ${done}/${tasks.length}\n`);
+    });
+    const searchMs = performance.now() - searchStart;
+
+    // ---- Metrics ----
+    const perMode = {} as Record<
+      Mode,
+      {
+        rows: ScoredQuestion[];
+        agg: ReturnType<typeof aggregate>;
+        ci: Record<string, { low: number; high: number }>;
+      }
+    >;
+    for (const mode of MODE_NAMES) {
+      const rows = questions.map((q) => {
+        const results = ranked.get(`${mode}|${q.id}`)!;
+        return {
+          category: q.category,
+          values: {
+            'R@5': recallAtK(q.evidence, results, 5),
+            'R@10': recallAtK(q.evidence, results, 10),
+            'R@25': recallAtK(q.evidence, results, 25),
+            'NDCG@10': ndcgAtK(q.evidence, results, 10),
+          },
+        };
+      });
+      const ci: Record<string, { low: number; high: number }> = {};
+      for (const metric of ['R@5', 'R@10'] as const) {
+        const interval = bootstrapCi(rows.map((r) => r.values[metric]));
+        ci[metric] = { low: round3(interval.low), high: round3(interval.high) };
+      }
+      perMode[mode] = { rows, agg: aggregate(rows), ci };
+    }
+    const paired: Record<string, { mean: number; low: number; high: number }> = {};
+    for (const other of ['dense', 'lexical'] as const) {
+      for (const metric of ['R@5', 'R@10'] as const) {
+        const interval = pairedBootstrapCi(
+          perMode.hybrid.rows.map((r) => r.values[metric] ?? 0),
+          perMode[other].rows.map((r) => r.values[metric] ?? 0),
+        );
+        paired[`hybrid-${other} ${metric}`] = {
+          mean: round3(interval.mean),
+          low: round3(interval.low),
+          high: round3(interval.high),
+        };
+      }
+    }
+
+    // ---- Report ----
+    const categories = Object.keys(perMode.hybrid.agg.byCategory);
+    const line = (label: string, n: number, mean: Readonly<Record<string, number>>) =>
+      `${label.padEnd(28)} ${String(n).padStart(5)}  ${METRICS.map((m) => (mean[m] ?? NaN).toFixed(3).padStart(7)).join(' ')}\n`;
+    let table = `\n${dataset.name} (kinds ${args.kinds}, decay ${args.decay}, top ${topK})\n`;
+    table += `${'mode / category'.padEnd(28)} ${'n'.padStart(5)}  ${METRICS.map((m) => m.padStart(7)).join(' ')}\n`;
+    for (const mode of MODE_NAMES) {
+      const { agg } = perMode[mode];
+      table += line(mode, agg.overall.n, agg.overall.mean);
+      if (categories.length > 1 || categories[0] !== '(none)') {
+        for (const category of categories) {
+          const c = agg.byCategory[category]!;
+          table += line(`  ${category}`, c.n, c.mean);
+        }
+      }
+    }
+    table += '\nquery latency ms (p50 / p95):';
+    for (const mode of MODE_NAMES) {
+      const l = latency(latencies[mode]);
+      table += ` ${mode} ${l.p50} / ${l.p95};`;
+    }
+    table += `\nR@10 95% CI: ${MODE_NAMES.map((m) => `${m} [${perMode[m].ci['R@10']!.low}, ${perMode[m].ci['R@10']!.high}]`).join(', ')}`;
+    table += `\npaired hybrid − other: ${Object.entries(paired)
+      .map(([k, v]) => `${k} ${v.mean} [${v.low}, ${v.high}]`)
+      .join('; ')}`;
+    table += `\ntop-10 result kinds: ${JSON.stringify(kindsSeen)}`;
+    table += `\ningestion ${Math.round(ingestMs / 1000)} s (appends ${Math.round(appendMs / 1000)} s), searches ${Math.round(searchMs / 1000)} s\n`;
+    process.stdout.write(table);
+
+    const report = {
+      dataset: dataset.name,
+      file: args.dataset,
+      machine: { cpus: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version },
+      options: {
+        top: topK,
+        kinds: args.kinds,
+        decayEnabled,
+        concurrency,
+        conversations: conversations.length,
+        limitQuestions: args['limit-questions'] ?? null,
+      },
+      counts,
+      ingestion: {
+        settled,
+        totalMs: Math.round(ingestMs),
+        appendMs: Math.round(appendMs),
+        memCells: cellStatus,
+        index: indexKinds,
+      },
+      searchMs: Math.round(searchMs),
+      modes: Object.fromEntries(
+        MODE_NAMES.map((mode) => [
+          mode,
+          {
+            overall: perMode[mode].agg.overall,
+            byCategory: perMode[mode].agg.byCategory,
+            ci95: perMode[mode].ci,
+            latencyMs: latency(latencies[mode]),
+            top10Kinds: kindsSeen[mode],
+          },
+        ]),
+      ),
+      pairedHybridMinus: paired,
+    };
+    mkdirSync(dirname(resolve(args.out)), { recursive: true });
+    writeFileSync(resolve(args.out), `${JSON.stringify(report, null, 2)}\n`);
+  } finally {
+    await server.shutdown();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
