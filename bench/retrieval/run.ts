@@ -5,7 +5,12 @@
  *
  *   npm run bench:retrieval -- --dataset bench/out/locomo.dataset.json --out bench/out/locomo.retrieval.json
  *     [--top 25] [--limit-questions N] [--conversations N] [--kinds round|all] [--decay on|off]
- *     [--concurrency 4] [--wait-timeout-s 1800]
+ *     [--concurrency 4] [--wait-timeout-s 1800] [--half-life-days D] [--mmr on|off]
+ *     [--candidate-multiple N] [--vector-weight W] [--text-weight W]
+ *
+ * `--half-life-days`, `--mmr` and `--candidate-multiple` apply to every mode; `--vector-weight` and
+ * `--text-weight` replace the hybrid mode's default weights (dense-only and lexical-only keep theirs).
+ * Unset flags leave the server defaults. Per-question recall is written to the JSON (`perQuestion`).
  *
  * Starts the all-in-one server on embedded defaults in a temporary data directory (log level warn).
  * Each conversation belongs to its user (one token per user, tenant `bench`); one Engram session per
@@ -56,6 +61,11 @@ const { values: args } = parseArgs({
     decay: { type: 'string', default: 'on' },
     concurrency: { type: 'string', default: '4' },
     'wait-timeout-s': { type: 'string', default: '1800' },
+    'half-life-days': { type: 'string' },
+    mmr: { type: 'string' },
+    'candidate-multiple': { type: 'string' },
+    'vector-weight': { type: 'string' },
+    'text-weight': { type: 'string' },
   },
 });
 
@@ -103,6 +113,34 @@ async function main(): Promise<void> {
   if (args.kinds !== 'round' && args.kinds !== 'all') throw new Error('--kinds must be round or all');
   if (args.decay !== 'on' && args.decay !== 'off') throw new Error('--decay must be on or off');
   const decayEnabled = args.decay === 'on';
+  if (args.mmr !== undefined && args.mmr !== 'on' && args.mmr !== 'off')
+    throw new Error('--mmr must be on or off');
+  const num = (flag: string, value: string | undefined) => {
+    if (value === undefined) return undefined;
+    const n = Number(value);
+    if (!Number.isFinite(n)) throw new Error(`--${flag} must be a number`);
+    return n;
+  };
+  const sharedOptions = {
+    ...(args['half-life-days'] !== undefined
+      ? { halfLifeDays: num('half-life-days', args['half-life-days']) }
+      : {}),
+    ...(args.mmr !== undefined ? { mmrEnabled: args.mmr === 'on' } : {}),
+    ...(args['candidate-multiple'] !== undefined
+      ? { candidateMultiple: num('candidate-multiple', args['candidate-multiple']) }
+      : {}),
+  };
+  const hybridWeights = {
+    ...(args['vector-weight'] !== undefined
+      ? { vectorWeight: num('vector-weight', args['vector-weight']) }
+      : {}),
+    ...(args['text-weight'] !== undefined ? { textWeight: num('text-weight', args['text-weight']) } : {}),
+  };
+  const modeOptions: Record<Mode, object> = {
+    hybrid: { ...MODES.hybrid, ...hybridWeights },
+    dense: MODES.dense,
+    lexical: MODES.lexical,
+  };
 
   const dataset = loadDataset(resolve(args.dataset));
   let conversations = dataset.conversations;
@@ -277,7 +315,12 @@ async function main(): Promise<void> {
           query: q.question,
           topK,
           ...(args.kinds === 'round' ? { filter: { kinds: [ItemKind.ROUND] } } : {}),
-          options: { ...MODES[mode], referenceTime: timestampFromMs(at), decayEnabled },
+          options: {
+            ...modeOptions[mode],
+            ...sharedOptions,
+            referenceTime: timestampFromMs(at),
+            decayEnabled,
+          },
         },
         auth,
       );
@@ -376,6 +419,8 @@ async function main(): Promise<void> {
         concurrency,
         conversations: conversations.length,
         limitQuestions: args['limit-questions'] ?? null,
+        search: sharedOptions,
+        hybridWeights,
       },
       counts,
       ingestion: {
@@ -395,6 +440,7 @@ async function main(): Promise<void> {
             ci95: perMode[mode].ci,
             latencyMs: latency(latencies[mode]),
             top10Kinds: kindsSeen[mode],
+            perQuestion: perMode[mode].rows.map((r, i) => ({ id: questions[i]!.id, ...r.values })),
           },
         ]),
       ),
