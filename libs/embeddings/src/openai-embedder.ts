@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errors } from '@engram/runtime';
-import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai';
+import OpenAI from 'openai';
 import {
   checkOpen,
   checkTexts,
@@ -10,6 +10,7 @@ import {
   type EmbeddingKind,
   type EmbeddingResult,
 } from './embedder.js';
+import { describeOpenAIError, retryAfterMs, retryableOpenAIError } from '@engram/llm';
 
 /** Options of {@link OpenAIEmbedder}; defaults are filled in by its constructor. */
 export interface OpenAIEmbedderOptions {
@@ -38,38 +39,6 @@ export interface OpenAIEmbedderOptions {
   readonly timeoutMs?: number;
   /** Prefixed to texts embedded as `query` (some models want an instruction). Default: none. */
   readonly queryInstruction?: string;
-}
-
-/** Statuses worth retrying: the request may succeed later unchanged. */
-function retryable(error: unknown): boolean {
-  if (error instanceof APIUserAbortError) return false;
-  if (error instanceof APIConnectionError) return true; // includes timeouts
-  if (error instanceof APIError && error.status !== undefined) {
-    return error.status === 408 || error.status === 429 || error.status >= 500;
-  }
-  return false;
-}
-
-/** The server's requested delay (`retry-after-ms` or `Retry-After`, seconds or a date), if any. */
-function retryAfterMs(error: unknown): number | undefined {
-  if (!(error instanceof APIError)) return undefined;
-  // Typed loosely by the client (the fetch `Headers` of the runtime).
-  const headers = error.headers as { get(name: string): string | null } | undefined;
-  if (headers === undefined) return undefined;
-  const ms = Number.parseFloat(headers.get('retry-after-ms') ?? '');
-  if (Number.isFinite(ms) && ms >= 0) return ms;
-  const header = headers.get('retry-after');
-  if (header === null) return undefined;
-  const seconds = Number.parseFloat(header);
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
-  const date = Date.parse(header);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
-}
-
-function describe(error: unknown): string {
-  if (error instanceof APIConnectionError) return error.message;
-  if (error instanceof APIError) return `HTTP ${error.status ?? '?'}: ${error.message}`;
-  return error instanceof Error ? error.message : String(error);
 }
 
 /**
@@ -200,11 +169,11 @@ export class OpenAIEmbedder implements Embedder {
         );
       } catch (error) {
         if (signal?.aborted === true) throw signal.reason;
-        if (!retryable(error) || attempt >= this.maxRetries) {
+        if (!retryableOpenAIError(error) || attempt >= this.maxRetries) {
           const tries = attempt + 1;
           throw errors.unavailable(
             'embeddings',
-            `embedding service ${this.client.baseURL} failed after ${tries} ${tries === 1 ? 'attempt' : 'attempts'}: ${describe(error)}`,
+            `embedding service ${this.client.baseURL} failed after ${tries} ${tries === 1 ? 'attempt' : 'attempts'}: ${describeOpenAIError(error)}`,
             { cause: error },
           );
         }

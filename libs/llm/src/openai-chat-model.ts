@@ -1,10 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errors, type Logger } from '@engram/runtime';
-import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai';
+import OpenAI from 'openai';
 import type { ChatCompletion, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { z } from 'zod';
 import type { ChatMessage, ChatModel, JsonCompletion, JsonCompletionRequest } from './chat-model.js';
 import { MODEL_DEPENDENCY, modelOutputInvalid } from './errors.js';
+import { describeOpenAIError, retryAfterMs, retryableOpenAIError } from './openai-errors.js';
 
 /** Options of {@link OpenAIChatModel}; defaults are filled in by its constructor. */
 export interface OpenAIChatModelOptions {
@@ -28,39 +29,6 @@ export interface OpenAIChatModelOptions {
 
 /** Answers requested by {@link OpenAIChatModel.completeJson} when the request does not say. */
 export const DEFAULT_MAX_ATTEMPTS = 3;
-
-/** Statuses worth retrying unchanged: the request may succeed later. */
-function retryable(error: unknown): boolean {
-  if (error instanceof APIUserAbortError) return false;
-  if (error instanceof APIConnectionError) return true; // includes timeouts
-  if (error instanceof APIError && error.status !== undefined) {
-    return error.status === 408 || error.status === 409 || error.status === 429 || error.status >= 500;
-  }
-  return false;
-}
-
-/** The server's requested delay (`retry-after-ms` or `Retry-After`, seconds or a date), if any. */
-function retryAfterMs(error: unknown): number | undefined {
-  if (!(error instanceof APIError)) return undefined;
-  // Typed loosely by the client (the fetch `Headers` of the runtime).
-  const headers = error.headers as { get(name: string): string | null } | undefined;
-  if (headers === undefined) return undefined;
-  const ms = Number.parseFloat(headers.get('retry-after-ms') ?? '');
-  if (Number.isFinite(ms) && ms >= 0) return ms;
-  const header = headers.get('retry-after');
-  if (header === null) return undefined;
-  const seconds = Number.parseFloat(header);
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
-  const date = Date.parse(header);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
-}
-
-/** A transport failure in one line; status and client message only (no request or answer text). */
-function describeTransport(error: unknown): string {
-  if (error instanceof APIConnectionError) return error.message;
-  if (error instanceof APIError) return `HTTP ${error.status ?? '?'}: ${error.message}`;
-  return error instanceof Error ? error.message : String(error);
-}
 
 /** The JSON Schema sent as `response_format`; `$schema` is dropped (not every server accepts it). */
 function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
@@ -247,9 +215,9 @@ export class OpenAIChatModel implements ChatModel {
       } catch (error) {
         if (signal?.aborted === true) throw signal.reason;
         const timedOut = timeout.aborted;
-        if ((!timedOut && !retryable(error)) || retry >= this.maxRetries) {
+        if ((!timedOut && !retryableOpenAIError(error)) || retry >= this.maxRetries) {
           const tries = retry + 1;
-          const why = timedOut ? `timed out after ${this.timeoutMs} ms` : describeTransport(error);
+          const why = timedOut ? `timed out after ${this.timeoutMs} ms` : describeOpenAIError(error);
           throw errors.unavailable(
             MODEL_DEPENDENCY,
             `model ${this.model} at ${this.client.baseURL} failed after ${tries} ${tries === 1 ? 'try' : 'tries'}: ${why}`,
@@ -263,7 +231,7 @@ export class OpenAIChatModel implements ChatModel {
             model: this.model,
             retry: retry + 1,
             delayMs: Math.round(delay),
-            error: timedOut ? 'timeout' : describeTransport(error),
+            error: timedOut ? 'timeout' : describeOpenAIError(error),
           },
           'model request failed; retrying',
         );

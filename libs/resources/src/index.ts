@@ -62,6 +62,18 @@ export const CHUNK_KINDS: Readonly<Record<ChunkRecord['kind'], ChunkKind>> = {
   CODE: ChunkKind.CODE,
 };
 
+/** The inverse of a name → enum table: enum → name (UNSPECIFIED and unknown values are absent). */
+function inverse<K extends string, E extends number>(
+  table: Readonly<Record<K, E>>,
+): Readonly<Partial<Record<E, K>>> {
+  return Object.fromEntries(Object.entries(table).map(([k, v]) => [v, k])) as Partial<Record<E, K>>;
+}
+
+export const SCOPE_NAMES = inverse(SCOPES);
+export const MEMORY_TYPE_NAMES = inverse(MEMORY_TYPES);
+export const SOURCE_KIND_NAMES = inverse(SOURCE_KINDS);
+export const MEMORY_STATUS_NAMES = inverse(MEMORY_STATUSES);
+
 /** A JSON value as a protobuf `Struct` (a JSON object), or undefined for anything else. */
 export function asJsonObject(value: JsonValue | undefined): JsonObject | undefined {
   return value !== undefined && value !== null && typeof value === 'object' && !Array.isArray(value)

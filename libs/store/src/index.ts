@@ -91,12 +91,15 @@ export {
 } from './reindex-jobs.js';
 export {
   REQUEST_ID_TTL_MS,
+  checkRequestId,
   idempotent,
   previousResult,
   pruneRequestIds,
   requestHash,
+  requestKeyOf,
   type RequestKey,
 } from './request-ids.js';
+export { viewerOf } from './visibility.js';
 export type { Database } from './schema.js';
 export {
   countSearchable,

@@ -495,29 +495,7 @@ export class MemoryRepository {
         .limit(page.pageSize + 1)
         .execute();
     });
-    return toPage(
-      rows,
-      page.pageSize,
-      (r) => r.version,
-      (r): MemoryRevisionRecord => ({
-        id: r.id,
-        tenantId: r.tenant_id,
-        memoryId: r.memory_id,
-        version: r.version,
-        action: r.action as RevisionAction,
-        actorKind: r.actor_kind as ActorKind,
-        actorId: r.actor_id,
-        reason: r.reason,
-        rule: r.rule,
-        requestId: r.request_id,
-        extractionJobId: optional(r.extraction_job_id),
-        before: fromJson<MemoryRecord>(r.before_json),
-        after: fromJson<MemoryRecord>(r.after_json),
-        changedPaths: fromJson<string[]>(r.changed_paths_json) ?? [],
-        createdAt: r.created_at,
-      }),
-      queryKey,
-    );
+    return toPage(rows, page.pageSize, (r) => r.version, toRevisionRecord, queryKey);
   }
 
   /**

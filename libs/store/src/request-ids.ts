@@ -7,6 +7,30 @@ import { isDuplicate } from './errors.js';
 import type { Database } from './schema.js';
 import { inTransaction, run } from './store-context.js';
 
+/** A client-chosen idempotency key: 1–64 characters of `[A-Za-z0-9_-]` (docs/api-conventions.md). */
+const REQUEST_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** INVALID_ARGUMENT `FIELD_INVALID` unless `requestId` is empty (none) or a valid request id. */
+export function checkRequestId(requestId: string, field = 'request_id'): void {
+  if (requestId !== '' && !REQUEST_ID.test(requestId)) {
+    throw errors.fieldInvalid(field, '1-64 characters of [A-Za-z0-9_-]');
+  }
+}
+
+/**
+ * The key under which `caller`'s request id for `method` (the full `package.Service/Method`) is
+ * remembered; undefined when the request carries none.
+ */
+export function requestKeyOf(
+  caller: { readonly tenantId: string; readonly subject: string },
+  method: string,
+  requestId: string,
+): RequestKey | undefined {
+  return requestId === ''
+    ? undefined
+    : { tenantId: caller.tenantId, subject: caller.subject, method, requestId };
+}
+
 /** Who asked, for what: a request id is unique per tenant, caller and method. */
 export interface RequestKey {
   readonly tenantId: string;

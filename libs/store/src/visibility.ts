@@ -13,6 +13,21 @@ export interface Viewer {
   readonly platform: boolean;
 }
 
+/** The viewer of a verified principal (its `roles` decide `platform`). */
+export function viewerOf(principal: {
+  readonly tenantId: string;
+  readonly subject: string;
+  readonly orgIds: readonly string[];
+  readonly roles: readonly string[];
+}): Viewer {
+  return {
+    tenantId: principal.tenantId,
+    subject: principal.subject,
+    orgIds: principal.orgIds,
+    platform: principal.roles.includes('platform'),
+  };
+}
+
 /** The columns the scope rule reads. */
 interface ScopedColumns {
   tenant_id: string;

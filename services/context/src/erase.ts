@@ -1,13 +1,14 @@
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import type { ContextService } from '@engram/contracts/context';
-import { errors, requirePrincipal, requireRole, type Logger, type Principal } from '@engram/runtime';
+import { errors, requirePrincipal, requireRole, type Logger } from '@engram/runtime';
 import {
+  checkRequestId,
   idempotent,
   inTransaction,
   previousResult,
   purgeRequestIds,
-  type RequestKey,
+  requestKeyOf,
   type Store,
 } from '@engram/store';
 
@@ -20,7 +21,6 @@ export interface EraseDeps {
 }
 
 const SERVICE = 'engram.context.v1.ContextService';
-const REQUEST_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const RECEIPT_NAME = /^forgetReceipts\/[0-9A-HJKMNP-TV-Z]{26}$/;
 
 /** Validates an erasure request; returns the cutoff (epoch ms). */
@@ -47,21 +47,8 @@ function checkRequest(request: {
   if (!Number.isFinite(cutoff) || nanos < 0 || nanos > 999_999_999) {
     throw errors.fieldInvalid('cutoff_time', 'not a valid timestamp');
   }
-  if (request.requestId !== '' && !REQUEST_ID.test(request.requestId)) {
-    throw errors.fieldInvalid('request_id', '1-64 characters of [A-Za-z0-9_-]');
-  }
+  checkRequestId(request.requestId);
   return cutoff;
-}
-
-function requestKey(principal: Principal, requestId: string): RequestKey | undefined {
-  return requestId === ''
-    ? undefined
-    : {
-        tenantId: principal.tenantId,
-        subject: principal.subject,
-        method: `${SERVICE}/EraseSubject`,
-        requestId,
-      };
 }
 
 function checkCancelled(ctx: HandlerContext): void {
@@ -85,7 +72,7 @@ export function createEraseHandlers(deps: EraseDeps): Partial<ServiceImpl<typeof
       const cutoff = checkRequest(request);
       const { tenantId } = principal;
       const subject = request.subject;
-      const key = requestKey(principal, request.requestId);
+      const key = requestKeyOf(principal, `${SERVICE}/EraseSubject`, request.requestId);
       const body = { subject, forgetReceipt: request.forgetReceipt, cutoff };
       if (key !== undefined) {
         const previous = await previousResult<{ sessionStates: number }>(deps.store, key, body);

@@ -23,24 +23,24 @@ import {
   MemoryRepository,
   ZERO_FORGET_COUNTS,
   addForgetCounts,
+  checkRequestId,
   eraseLateExtractions,
   forgetPayload,
   forgetReceiptName,
   idempotent,
   inTransaction,
   purgeRequestIds,
+  requestKeyOf,
+  type Executor,
   type ForgetCountsRecord,
   type ForgetReceiptRecord,
   type ForgetReceiptState as StoredState,
-  type Executor,
-  type RequestKey,
   type Store,
 } from '@engram/store';
 import { errorReasonOf } from './jobs-api.js';
 
 const SERVICE = 'engram.governance.v1.GovernanceService';
 const FORGET_USER = `${SERVICE}/ForgetUser`;
-const REQUEST_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const RECEIPT_NAME = /^forgetReceipts\/([0-9A-HJKMNP-TV-Z]{26})$/;
 const MAX_SUBJECT_CHARS = 256;
 const MAX_REASON_CHARS = 1_000;
@@ -182,9 +182,7 @@ export function createForgetHandlers(deps: ForgetDeps): Partial<ServiceImpl<type
       if (Array.from(reason).length > MAX_REASON_CHARS) {
         throw errors.fieldInvalid('reason', `at most ${MAX_REASON_CHARS} characters`);
       }
-      if (requestId !== '' && !REQUEST_ID.test(requestId)) {
-        throw errors.fieldInvalid('request_id', '1-64 characters of [A-Za-z0-9_-]');
-      }
+      checkRequestId(requestId);
       if (subject !== principal.subject && !isAdmin(principal)) {
         throw errors.permissionDenied(
           'ROLE_REQUIRED',
@@ -194,10 +192,7 @@ export function createForgetHandlers(deps: ForgetDeps): Partial<ServiceImpl<type
           },
         );
       }
-      const key: RequestKey | undefined =
-        requestId === ''
-          ? undefined
-          : { tenantId: principal.tenantId, subject: principal.subject, method: FORGET_USER, requestId };
+      const key = requestKeyOf(principal, FORGET_USER, requestId);
       const { result, replayed } = await idempotent(deps.store, key, { subject, reason }, async (trx) => {
         const now = Date.now();
         const created = await receipts.create(

@@ -1,14 +1,11 @@
+import { MEMORY_STATUS_NAMES, MEMORY_TYPE_NAMES, SCOPE_NAMES, SOURCE_KIND_NAMES } from '@engram/resources';
 import { toJson } from '@bufbuild/protobuf';
 import { timestampMs } from '@bufbuild/protobuf/wkt';
 import type { Client, HandlerContext, ServiceImpl } from '@connectrpc/connect';
-import { Scope as ScopeEnum } from '@engram/contracts/common';
 import {
   ExtractionJobState,
   ExtractionJobView,
   MemoryOrder,
-  MemoryStatus,
-  MemoryType as MemoryTypeEnum,
-  SourceKind as SourceKindEnum,
   CandidateMemorySchema,
   type GovernanceService,
 } from '@engram/contracts/governance';
@@ -17,17 +14,14 @@ import { errors, requirePrincipal, type Logger, type Principal } from '@engram/r
 import {
   ExtractionJobRepository,
   MemoryRepository,
+  checkRequestId,
   idempotent,
+  requestKeyOf,
+  viewerOf,
   type ExtractionJobRecord,
   type ExtractionJobState as StoredJobState,
   type MemoryRecord,
-  type MemoryStatus as StoredStatus,
-  type MemoryType,
-  type RequestKey,
-  type SourceKind,
-  type Scope,
   type Store,
-  type Viewer,
 } from '@engram/store';
 import { judge } from './domain/rules/engine.js';
 import type { GovernancePolicy } from './domain/rules/policy.js';
@@ -69,21 +63,8 @@ export interface GovernanceDeps {
   readonly forgetWorker?: { wake(): void };
 }
 
-const REQUEST_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const MAX_CANDIDATES = 50;
 const SERVICE = 'engram.governance.v1.GovernanceService';
-
-function checkRequestId(requestId: string): void {
-  if (requestId !== '' && !REQUEST_ID.test(requestId)) {
-    throw errors.fieldInvalid('request_id', '1-64 characters of [A-Za-z0-9_-]');
-  }
-}
-
-function requestKey(principal: Principal, requestId: string, method: string): RequestKey | undefined {
-  return requestId === ''
-    ? undefined
-    : { tenantId: principal.tenantId, subject: principal.subject, method: `${SERVICE}/${method}`, requestId };
-}
 
 function pageSize(requested: number): number {
   if (requested < 0) throw errors.fieldInvalid('page_size', 'must not be negative');
@@ -91,15 +72,6 @@ function pageSize(requested: number): number {
 }
 
 const privileged = (p: Principal) => p.roles.includes('service') || p.roles.includes('admin');
-
-function viewerOf(principal: Principal): Viewer {
-  return {
-    tenantId: principal.tenantId,
-    subject: principal.subject,
-    orgIds: principal.orgIds,
-    platform: principal.roles.includes('platform'),
-  };
-}
 
 /** Resolves when `work` does, or rejects with the call's cancellation (the work goes on). */
 function untilCancelled<T>(work: Promise<T>, ctx: HandlerContext): Promise<T> {
@@ -118,33 +90,6 @@ function untilCancelled<T>(work: Promise<T>, ctx: HandlerContext): Promise<T> {
   });
 }
 
-const TYPE_NAMES: Partial<Record<MemoryTypeEnum, MemoryType>> = {
-  [MemoryTypeEnum.FACT]: 'FACT',
-  [MemoryTypeEnum.EPISODE]: 'EPISODE',
-  [MemoryTypeEnum.EVENT]: 'EVENT',
-  [MemoryTypeEnum.FORESIGHT]: 'FORESIGHT',
-  [MemoryTypeEnum.SUMMARY]: 'SUMMARY',
-};
-const STATUS_NAMES: Partial<Record<MemoryStatus, StoredStatus>> = {
-  [MemoryStatus.ACTIVE]: 'ACTIVE',
-  [MemoryStatus.SUPERSEDED]: 'SUPERSEDED',
-  [MemoryStatus.EXPIRED]: 'EXPIRED',
-  [MemoryStatus.DELETED]: 'DELETED',
-  [MemoryStatus.QUARANTINED]: 'QUARANTINED',
-};
-const SCOPE_NAMES: Partial<Record<ScopeEnum, Scope>> = {
-  [ScopeEnum.SELF]: 'SELF',
-  [ScopeEnum.ORG]: 'ORG',
-  [ScopeEnum.PLATFORM]: 'PLATFORM',
-};
-const SOURCE_NAMES: Partial<Record<SourceKindEnum, SourceKind>> = {
-  [SourceKindEnum.EXPLICIT_USER_STATEMENT]: 'EXPLICIT_USER_STATEMENT',
-  [SourceKindEnum.INFERRED]: 'INFERRED',
-  [SourceKindEnum.ASSISTANT]: 'ASSISTANT',
-  [SourceKindEnum.DOCUMENT]: 'DOCUMENT',
-  [SourceKindEnum.IMPORT]: 'IMPORT',
-  [SourceKindEnum.SYSTEM]: 'SYSTEM',
-};
 const JOB_STATE_NAMES: Partial<Record<ExtractionJobState, StoredJobState>> = {
   [ExtractionJobState.PENDING]: 'PENDING',
   [ExtractionJobState.RUNNING]: 'RUNNING',
@@ -234,7 +179,7 @@ export function createGovernanceService(
       }
       const { result } = await idempotent(
         deps.store,
-        requestKey(principal, request.requestId, 'ExtractMemories'),
+        requestKeyOf(principal, `${SERVICE}/ExtractMemories`, request.requestId),
         { memCell: request.memCell, extractors, dryRun: request.dryRun, reextract: request.reextract },
         async (trx) => {
           if (!request.dryRun) {
@@ -336,7 +281,7 @@ export function createGovernanceService(
       });
       const { result } = await idempotent(
         deps.store,
-        requestKey(principal, request.requestId, 'ProposeMemories'),
+        requestKeyOf(principal, `${SERVICE}/ProposeMemories`, request.requestId),
         {
           candidates: request.candidates.map((c) => toJson(CandidateMemorySchema, c)),
           dryRun: request.dryRun,
@@ -408,10 +353,10 @@ export function createGovernanceService(
       ) {
         throw errors.fieldInvalid('min_confidence', 'range 0.0–1.0');
       }
-      const types = names(request.types, TYPE_NAMES, 'types');
-      const statuses = names(request.statuses, STATUS_NAMES, 'statuses');
+      const types = names(request.types, MEMORY_TYPE_NAMES, 'types');
+      const statuses = names(request.statuses, MEMORY_STATUS_NAMES, 'statuses');
       const scopes = names(request.scopes, SCOPE_NAMES, 'scopes');
-      const sourceKinds = names(request.sourceKinds, SOURCE_NAMES, 'source_kinds');
+      const sourceKinds = names(request.sourceKinds, SOURCE_KIND_NAMES, 'source_kinds');
       const range = (r: typeof request.occurTime, field: string) => {
         const from = r?.startTime === undefined ? undefined : timestampMs(r.startTime);
         const before = r?.endTime === undefined ? undefined : timestampMs(r.endTime);

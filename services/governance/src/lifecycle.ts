@@ -1,3 +1,4 @@
+import { MEMORY_TYPE_NAMES, SCOPE_NAMES, SOURCE_KIND_NAMES } from '@engram/resources';
 /**
  * The memory lifecycle of `engram.governance.v1.GovernanceService` (issue 6, "Lifecycle API"):
  * direct writes (CreateMemory), updates with a field mask, soft and hard deletion, restore, the
@@ -13,7 +14,6 @@ import {
   ActorKind as ActorKindEnum,
   DecisionSchema,
   MemorySchema,
-  MemoryType as MemoryTypeEnum,
   RevisionAction as RevisionActionEnum,
   ReviewVerdict,
   SourceKind as SourceKindEnum,
@@ -24,20 +24,18 @@ import {
 import { errors, requirePrincipal, type EngramError, type Logger, type Principal } from '@engram/runtime';
 import {
   MemoryRepository,
+  checkRequestId,
   etagMismatch,
   idempotent,
   inTransaction,
+  requestKeyOf,
+  viewerOf,
   type Executor,
   type MemoryPatch,
   type MemoryRecord,
   type MemoryRevisionRecord,
-  type MemoryType,
-  type RequestKey,
   type RevisionAction,
-  type Scope,
-  type SourceKind,
   type Store,
-  type Viewer,
 } from '@engram/store';
 import type { Candidate } from './domain/candidate.js';
 import { judge } from './domain/rules/engine.js';
@@ -56,7 +54,6 @@ export interface LifecycleDeps {
 }
 
 const SERVICE = 'engram.governance.v1.GovernanceService';
-const REQUEST_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const ULID = '[0-9A-HJKMNP-TV-Z]{26}';
 const REVISION_NAME = new RegExp(`^memories/(${ULID})/revisions/(${ULID})$`);
 const MAX_REASON_CHARS = 1_000;
@@ -86,26 +83,6 @@ const RESTORE_RULES: readonly RuleName[] = [
 ];
 const APPROVE_RULES: readonly RuleName[] = ['dedupe_supersede', 'quota'];
 
-const TYPE_NAMES: Partial<Record<MemoryTypeEnum, MemoryType>> = {
-  [MemoryTypeEnum.FACT]: 'FACT',
-  [MemoryTypeEnum.EPISODE]: 'EPISODE',
-  [MemoryTypeEnum.EVENT]: 'EVENT',
-  [MemoryTypeEnum.FORESIGHT]: 'FORESIGHT',
-  [MemoryTypeEnum.SUMMARY]: 'SUMMARY',
-};
-const SOURCE_NAMES: Partial<Record<SourceKindEnum, SourceKind>> = {
-  [SourceKindEnum.EXPLICIT_USER_STATEMENT]: 'EXPLICIT_USER_STATEMENT',
-  [SourceKindEnum.INFERRED]: 'INFERRED',
-  [SourceKindEnum.ASSISTANT]: 'ASSISTANT',
-  [SourceKindEnum.DOCUMENT]: 'DOCUMENT',
-  [SourceKindEnum.IMPORT]: 'IMPORT',
-  [SourceKindEnum.SYSTEM]: 'SYSTEM',
-};
-const SCOPE_NAMES: Partial<Record<ScopeEnum, Scope>> = {
-  [ScopeEnum.SELF]: 'SELF',
-  [ScopeEnum.ORG]: 'ORG',
-  [ScopeEnum.PLATFORM]: 'PLATFORM',
-};
 const REVISION_ACTIONS: Record<RevisionAction, RevisionActionEnum> = {
   CREATE: RevisionActionEnum.CREATE,
   UPDATE: RevisionActionEnum.UPDATE,
@@ -137,31 +114,10 @@ const FIELD_PATHS: Readonly<Record<string, string>> = {
 
 const ms = (t: Timestamp | undefined) => (t === undefined ? undefined : timestampMs(t));
 
-function checkRequestId(requestId: string): void {
-  if (requestId !== '' && !REQUEST_ID.test(requestId)) {
-    throw errors.fieldInvalid('request_id', '1-64 characters of [A-Za-z0-9_-]');
-  }
-}
-
 function checkReason(reason: string): void {
   if (Array.from(reason).length > MAX_REASON_CHARS) {
     throw errors.fieldInvalid('reason', `at most ${MAX_REASON_CHARS} characters`);
   }
-}
-
-function requestKey(principal: Principal, requestId: string, method: string): RequestKey | undefined {
-  return requestId === ''
-    ? undefined
-    : { tenantId: principal.tenantId, subject: principal.subject, method: `${SERVICE}/${method}`, requestId };
-}
-
-function viewerOf(principal: Principal): Viewer {
-  return {
-    tenantId: principal.tenantId,
-    subject: principal.subject,
-    orgIds: principal.orgIds,
-    platform: principal.roles.includes('platform'),
-  };
 }
 
 function requireAdmin(principal: Principal, method: string): void {
@@ -225,10 +181,10 @@ function evergreenRefusal(j: Judgement): EngramError | undefined {
 
 /** A client's `Memory` (CreateMemory) as a candidate of the hard rules. */
 function candidateFromMemory(m: Memory): Candidate {
-  const type = TYPE_NAMES[m.type];
+  const type = MEMORY_TYPE_NAMES[m.type];
   if (type === undefined) throw errors.fieldRequired('memory.type');
   const sourceKind =
-    m.sourceKind === SourceKindEnum.UNSPECIFIED ? 'EXPLICIT_USER_STATEMENT' : SOURCE_NAMES[m.sourceKind];
+    m.sourceKind === SourceKindEnum.UNSPECIFIED ? 'EXPLICIT_USER_STATEMENT' : SOURCE_KIND_NAMES[m.sourceKind];
   if (sourceKind === undefined) throw errors.fieldInvalid('memory.source_kind', 'unknown source kind');
   const scope = m.scope === ScopeEnum.UNSPECIFIED ? undefined : SCOPE_NAMES[m.scope];
   if (m.scope !== ScopeEnum.UNSPECIFIED && scope === undefined) {
@@ -490,7 +446,7 @@ export function createLifecycleHandlers(deps: LifecycleDeps): Partial<ServiceImp
 
       const { result } = await idempotent(
         deps.store,
-        requestKey(principal, request.requestId, 'CreateMemory'),
+        requestKeyOf(principal, `${SERVICE}/CreateMemory`, request.requestId),
         { memory: toJsonString(MemorySchema, request.memory) },
         async (trx) => {
           const now = Date.now();

@@ -16,18 +16,20 @@ import {
   SourceKind as SourceKindEnum,
   type CandidateMemory,
   type CandidateMemorySchema,
-  type MemoryType as MemoryTypeEnum,
 } from '@engram/contracts/governance';
 import { errors } from '@engram/runtime';
 import {
+  MEMORY_TYPE_NAMES,
   MEMORY_TYPES as TYPES,
+  SCOPE_NAMES,
+  SOURCE_KIND_NAMES,
   SCOPES,
   SOURCE_KINDS as SOURCES,
   asJsonObject,
   memoryMessage,
 } from '@engram/resources';
 import type { ExtractionJobState as StoredJobState } from '@engram/store';
-import type { Candidate, ExtractorName, MemoryType, Scope, SourceKind } from './domain/candidate.js';
+import type { Candidate, ExtractorName, SourceKind } from './domain/candidate.js';
 
 const ULID = '[0-9A-HJKMNP-TV-Z]{26}';
 const MEM_CELL_NAME = new RegExp(`^sessions/(${ULID})/memCells/(${ULID})$`);
@@ -109,13 +111,6 @@ export function requestedExtractors(extractors: readonly Extractor[]): Extractor
 const ms = (t: Timestamp | undefined) => (t === undefined ? undefined : timestampMs(t));
 const at = (v: number | undefined) => (v === undefined ? undefined : timestampFromMs(v));
 
-const typeName = (t: MemoryTypeEnum): MemoryType | undefined =>
-  (Object.keys(TYPES) as MemoryType[]).find((k) => TYPES[k] === t);
-const sourceName = (s: SourceKindEnum): SourceKind | undefined =>
-  (Object.keys(SOURCES) as SourceKind[]).find((k) => SOURCES[k] === s);
-const scopeName = (s: ScopeEnum): Scope | undefined =>
-  (Object.keys(SCOPES) as Scope[]).find((k) => SCOPES[k] === s);
-
 /**
  * A client's `CandidateMemory` as the domain's candidate. Only what cannot be represented is
  * refused here (an unknown enum value, UNSPECIFIED type); every other check is a hard rule, so it
@@ -127,12 +122,12 @@ export function candidateFromMessage(
   defaults: { sourceKind: SourceKind },
 ): Candidate {
   const field = (f: string) => `candidates[${index}].${f}`;
-  const type = typeName(c.type);
+  const type = MEMORY_TYPE_NAMES[c.type];
   if (type === undefined) throw errors.fieldRequired(field('type'));
   const sourceKind =
-    c.sourceKind === SourceKindEnum.UNSPECIFIED ? defaults.sourceKind : sourceName(c.sourceKind);
+    c.sourceKind === SourceKindEnum.UNSPECIFIED ? defaults.sourceKind : SOURCE_KIND_NAMES[c.sourceKind];
   if (sourceKind === undefined) throw errors.fieldInvalid(field('source_kind'), 'unknown source kind');
-  const scopeHint = c.scopeHint === ScopeEnum.UNSPECIFIED ? undefined : scopeName(c.scopeHint);
+  const scopeHint = c.scopeHint === ScopeEnum.UNSPECIFIED ? undefined : SCOPE_NAMES[c.scopeHint];
   if (c.scopeHint !== ScopeEnum.UNSPECIFIED && scopeHint === undefined) {
     throw errors.fieldInvalid(field('scope_hint'), 'unknown scope');
   }

@@ -1,7 +1,7 @@
 import { Scope } from '@engram/contracts/common';
 import type { ChunkingOptions, Document } from '@engram/contracts/ingestion';
 import { errors, type Principal } from '@engram/runtime';
-import type { Scope as StoredScope, Viewer } from '@engram/store';
+import type { Scope as StoredScope } from '@engram/store';
 
 /** Limits of the document fields (document.proto). */
 const MAX_DISPLAY_NAME = 256;
@@ -12,17 +12,8 @@ const DOCUMENT_NAME = /^documents\/([0-9A-HJKMNP-TV-Z]{26})$/;
 const CHUNK_NAME = /^documents\/([0-9A-HJKMNP-TV-Z]{26})\/chunks\/([0-9A-HJKMNP-TV-Z]{26})$/;
 
 /** The viewer of a principal: visibility is computed from the credential only. */
-export function viewerOf(principal: Principal): Viewer {
-  return {
-    tenantId: principal.tenantId,
-    subject: principal.subject,
-    orgIds: principal.orgIds,
-    platform: principal.roles.includes('platform'),
-  };
-}
-
-/** `documents/{id}` → id, or INVALID_ARGUMENT `NAME_INVALID`. */
-export function parseDocumentName(name: string, field = 'name'): string {
+export /** `documents/{id}` → id, or INVALID_ARGUMENT `NAME_INVALID`. */
+function parseDocumentName(name: string, field = 'name'): string {
   if (name === '') throw errors.fieldRequired(field);
   const id = DOCUMENT_NAME.exec(name)?.[1];
   if (id === undefined) {

@@ -1,23 +1,17 @@
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import type { IngestionService } from '@engram/contracts/ingestion';
-import {
-  errors,
-  isEngramError,
-  requirePrincipal,
-  requireRole,
-  type Logger,
-  type Principal,
-} from '@engram/runtime';
+import { errors, isEngramError, requirePrincipal, requireRole, type Logger } from '@engram/runtime';
 import {
   DocumentRepository,
   SessionRepository,
+  checkRequestId,
   forgetPayload,
   idempotent,
   inTransaction,
   previousResult,
   purgeRequestIds,
-  type RequestKey,
+  requestKeyOf,
   type Store,
 } from '@engram/store';
 
@@ -41,7 +35,6 @@ interface EraseCounts {
 }
 
 const SERVICE = 'engram.ingestion.v1.IngestionService';
-const REQUEST_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const RECEIPT_NAME = /^forgetReceipts\/([0-9A-HJKMNP-TV-Z]{26})$/;
 /** A batch that loses a race with an append (ETAG_MISMATCH) is retried this many times. */
 const RACE_RETRIES = 20;
@@ -74,21 +67,8 @@ export function checkEraseRequest(request: {
   if (!Number.isFinite(cutoff) || nanos < 0 || nanos > 999_999_999) {
     throw errors.fieldInvalid('cutoff_time', 'not a valid timestamp');
   }
-  if (request.requestId !== '' && !REQUEST_ID.test(request.requestId)) {
-    throw errors.fieldInvalid('request_id', '1-64 characters of [A-Za-z0-9_-]');
-  }
+  checkRequestId(request.requestId);
   return { receiptId, cutoff };
-}
-
-function requestKey(principal: Principal, requestId: string): RequestKey | undefined {
-  return requestId === ''
-    ? undefined
-    : {
-        tenantId: principal.tenantId,
-        subject: principal.subject,
-        method: `${SERVICE}/EraseSubject`,
-        requestId,
-      };
 }
 
 function response(counts: EraseCounts) {
@@ -140,7 +120,7 @@ export function createEraseHandlers(deps: EraseDeps): Partial<ServiceImpl<typeof
       const { receiptId, cutoff } = checkEraseRequest(request);
       const { tenantId } = principal;
       const subject = request.subject;
-      const key = requestKey(principal, request.requestId);
+      const key = requestKeyOf(principal, `${SERVICE}/EraseSubject`, request.requestId);
       const body = { subject, forgetReceipt: request.forgetReceipt, cutoff };
       if (key !== undefined) {
         const previous = await previousResult<EraseCounts>(deps.store, key, body);

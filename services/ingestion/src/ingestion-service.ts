@@ -15,10 +15,12 @@ import { redact } from '@engram/redaction';
 import { errors, requirePrincipal, type Logger, type Principal } from '@engram/runtime';
 import {
   DocumentRepository,
+  checkRequestId,
   idempotent,
   inTransaction,
   previousResult,
-  type RequestKey,
+  requestKeyOf,
+  viewerOf,
   type Scope as StoredScope,
   type Store,
 } from '@engram/store';
@@ -32,7 +34,6 @@ import {
   documentMessage,
   parseChunkName,
   parseDocumentName,
-  viewerOf,
 } from './documents-api.js';
 import { chunkText, type ChunkPiece } from './domain/chunker.js';
 import {
@@ -99,7 +100,6 @@ interface StoredResult {
 
 const DEFAULT_PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 500;
-const REQUEST_ID = /^[A-Za-z0-9_-]{1,64}$/;
 /** How long `wait_for_index` waits by default and at most, ms. */
 const INDEX_WAIT_DEFAULT_MS = 60_000;
 const INDEX_WAIT_MAX_MS = 600_000;
@@ -150,9 +150,7 @@ export function createIngestionService(deps: IngestionDeps): Partial<ServiceImpl
     const mediaType = parseMediaType(input.mimeType);
     checkDocumentFields(input);
     const { scope, orgId } = authorizedScope(principal, input.scope, input.orgId);
-    if (header.requestId !== '' && !REQUEST_ID.test(header.requestId)) {
-      throw errors.fieldInvalid('request_id', '1-64 characters of [A-Za-z0-9_-]');
-    }
+    checkRequestId(header.requestId);
     const options = chunkingOptions(header.chunking, deps.settings);
     let waitMs = INDEX_WAIT_DEFAULT_MS;
     if (header.indexWaitTimeout !== undefined) {
@@ -203,15 +201,8 @@ export function createIngestionService(deps: IngestionDeps): Partial<ServiceImpl
     return { text, hash: contentHash(text), pieces };
   };
 
-  const requestKey = (principal: Principal, requestId: string, method: string): RequestKey | undefined =>
-    requestId === ''
-      ? undefined
-      : {
-          tenantId: principal.tenantId,
-          subject: principal.subject,
-          method: `engram.ingestion.v1.IngestionService/${method}`,
-          requestId,
-        };
+  const requestKey = (principal: Principal, requestId: string, method: string) =>
+    requestKeyOf(principal, `engram.ingestion.v1.IngestionService/${method}`, requestId);
 
   /** The request as it matters for request ids: the header, and the content by its hash. */
   const requestBody = (plan: IngestPlan, content: Uint8Array) => ({

@@ -11,12 +11,13 @@ import {
 } from '@engram/runtime';
 import {
   SessionRepository,
+  checkRequestId,
   etagMismatch,
   idempotent,
   inTransaction,
+  requestKeyOf,
   type Executor,
   type MemCellRecord,
-  type RequestKey,
   type SessionPatch,
   type SessionRecord,
   type Store,
@@ -55,7 +56,8 @@ export interface SessionDeps {
   readonly onTailGrew?: (tenantId: string, sessionId: string) => void;
 }
 
-const REQUEST_ID = /^[A-Za-z0-9_-]{1,64}$/;
+/** For request ids: the full name of this service. */
+const SERVICE = 'engram.ingestion.v1.IngestionService';
 const UPDATABLE = new Set(['display_name', 'language_code', 'time_zone', 'metadata', 'status']);
 /** Appends that lose a race for the session row are retried this many times. */
 const APPEND_RETRIES = 20;
@@ -65,23 +67,6 @@ const FLUSH_WAIT_MAX_MS = 300_000;
 function pageSize(requested: number, fallback: number, max: number): number {
   if (requested < 0) throw errors.fieldInvalid('page_size', 'must not be negative');
   return requested === 0 ? fallback : Math.min(requested, max);
-}
-
-function checkRequestId(requestId: string): void {
-  if (requestId !== '' && !REQUEST_ID.test(requestId)) {
-    throw errors.fieldInvalid('request_id', '1-64 characters of [A-Za-z0-9_-]');
-  }
-}
-
-function requestKey(principal: Principal, requestId: string, method: string): RequestKey | undefined {
-  return requestId === ''
-    ? undefined
-    : {
-        tenantId: principal.tenantId,
-        subject: principal.subject,
-        method: `engram.ingestion.v1.IngestionService/${method}`,
-        requestId,
-      };
 }
 
 const isRace = (error: unknown) => isEngramError(error) && error.reason === 'ETAG_MISMATCH';
@@ -178,7 +163,7 @@ export function createSessionHandlers(deps: SessionDeps): Partial<ServiceImpl<ty
       const create = () =>
         idempotent(
           deps.store,
-          requestKey(principal, request.requestId, 'CreateSession'),
+          requestKeyOf(principal, `${SERVICE}/CreateSession`, request.requestId),
           { session: input ?? null },
           async (trx) => {
             const created = await sessions.createSession(trx, {
@@ -325,7 +310,7 @@ export function createSessionHandlers(deps: SessionDeps): Partial<ServiceImpl<ty
       const write = () =>
         idempotent(
           deps.store,
-          requestKey(principal, request.requestId, 'AppendMessages'),
+          requestKeyOf(principal, `${SERVICE}/AppendMessages`, request.requestId),
           // The request as sent (before redaction), so a retry of the same call matches.
           {
             parent: request.parent,
@@ -449,7 +434,7 @@ export function createSessionHandlers(deps: SessionDeps): Partial<ServiceImpl<ty
       if (through < 0) throw errors.fieldInvalid('through_sequence', 'must not be negative');
       const { result } = await idempotent(
         deps.store,
-        requestKey(principal, request.requestId, 'MarkMessagesCompacted'),
+        requestKeyOf(principal, `${SERVICE}/MarkMessagesCompacted`, request.requestId),
         { session: request.session, through },
         async (trx) => {
           const session = await sessions.get(principal.tenantId, id, trx);
@@ -484,7 +469,7 @@ export function createSessionHandlers(deps: SessionDeps): Partial<ServiceImpl<ty
       }
       const { result, replayed } = await idempotent(
         deps.store,
-        requestKey(principal, request.requestId, 'FlushSession'),
+        requestKeyOf(principal, `${SERVICE}/FlushSession`, request.requestId),
         { name: request.name, reason: request.reason },
         async (trx) => {
           const session = await ownedSession(principal, id, trx);
