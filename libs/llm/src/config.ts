@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError, envInt, envString, type Logger } from '@engram/runtime';
 import type { z } from 'zod';
-import type { ChatModel } from './chat-model.js';
+import type { ChatModel, StreamingChatModel } from './chat-model.js';
 import { OpenAIChatModel } from './openai-chat-model.js';
 
 const httpUrl = envString().refine(
@@ -37,7 +37,10 @@ export type LlmEnv = z.output<z.ZodObject<typeof llmEnvShape>>;
  * silently disabled would be worse than failing at start), when both `ENGRAM_LLM_API_KEY` and
  * `ENGRAM_LLM_API_KEY_FILE` are set, or when the key file cannot be read.
  */
-export function chatModelFromEnv(env: LlmEnv, options: { logger?: Logger } = {}): ChatModel | undefined {
+export function chatModelFromEnv(
+  env: LlmEnv,
+  options: { logger?: Logger } = {},
+): (ChatModel & StreamingChatModel) | undefined {
   const baseURL = env.ENGRAM_LLM_BASE_URL;
   const model = env.ENGRAM_LLM_MODEL;
   if (baseURL === undefined && model === undefined) return undefined;

@@ -1,10 +1,32 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { errors, type Logger } from '@engram/runtime';
+import { errors, type EngramError, type Logger } from '@engram/runtime';
 import OpenAI from 'openai';
-import type { ChatCompletion, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionCreateParamsStreaming,
+  ChatCompletionMessageParam,
+} from 'openai/resources/chat/completions';
+import type { CompletionUsage } from 'openai/resources/completions';
 import { z } from 'zod';
-import type { ChatMessage, ChatModel, JsonCompletion, JsonCompletionRequest } from './chat-model.js';
+import type {
+  ChatMessage,
+  ChatModel,
+  ChatStreamEvent,
+  ChatToolCall,
+  JsonCompletion,
+  JsonCompletionRequest,
+  StreamChatRequest,
+  StreamingChatModel,
+} from './chat-model.js';
 import { MODEL_DEPENDENCY, modelOutputInvalid } from './errors.js';
+import {
+  endpointRefusal,
+  finishReasonOf,
+  toToolParam,
+  toTurnParam,
+  ToolCallAssembly,
+} from './openai-chat-stream.js';
 import { describeOpenAIError, retryAfterMs, retryableOpenAIError } from './openai-errors.js';
 
 /** Options of {@link OpenAIChatModel}; defaults are filled in by its constructor. */
@@ -23,6 +45,12 @@ export interface OpenAIChatModelOptions {
   readonly initialBackoffMs?: number;
   /** Upper bound of one backoff, including a server's `Retry-After`. Default 8000 ms. */
   readonly maxBackoffMs?: number;
+  /**
+   * The request parameter {@link OpenAIChatModel.streamChat} sends `maxOutputTokens` as. Default
+   * `max_tokens`, which OpenAI's chat models and every common compatible server accept;
+   * `max_completion_tokens` for OpenAI's reasoning models (o1, o3, …), which refuse `max_tokens`.
+   */
+  readonly outputTokensParameter?: 'max_tokens' | 'max_completion_tokens';
   /** Receives one debug line per answer and a warning per invalid one: counts and ids, never text. */
   readonly logger?: Logger;
 }
@@ -113,8 +141,9 @@ function stripFence(content: string): string {
 }
 
 /**
- * A {@link ChatModel} over any OpenAI-compatible `/chat/completions` endpoint (OpenAI, vLLM,
- * Ollama, LM Studio, llama.cpp server, gateways), with the `openai` client.
+ * A {@link ChatModel} and {@link StreamingChatModel} over any OpenAI-compatible
+ * `/chat/completions` endpoint (OpenAI, vLLM, Ollama, LM Studio, llama.cpp server, gateways), with
+ * the `openai` client.
  *
  * Answers are requested with `response_format: { type: 'json_schema', json_schema: { name,
  * strict: true, schema } }`. Transport retries are our own loop (the client's `maxRetries` is 0):
@@ -122,8 +151,9 @@ function stripFence(content: string): string {
  * with the caller's signal and caps the server's delay. Invalid answers are retried separately
  * (see {@link ChatModel.completeJson}), each retry carrying the rejected answer and its error.
  */
-export class OpenAIChatModel implements ChatModel {
+export class OpenAIChatModel implements ChatModel, StreamingChatModel {
   readonly model: string;
+  private readonly outputTokensParameter: 'max_tokens' | 'max_completion_tokens';
   private readonly client: OpenAI;
   private readonly timeoutMs: number;
   private readonly maxRetries: number;
@@ -137,6 +167,7 @@ export class OpenAIChatModel implements ChatModel {
     this.maxRetries = options.maxRetries ?? 2;
     this.initialBackoffMs = options.initialBackoffMs ?? 500;
     this.maxBackoffMs = options.maxBackoffMs ?? 8000;
+    this.outputTokensParameter = options.outputTokensParameter ?? 'max_tokens';
     this.logger = options.logger;
     this.client = new OpenAI({
       baseURL: options.baseURL,
@@ -201,26 +232,164 @@ export class OpenAIChatModel implements ChatModel {
     throw modelOutputInvalid(schemaName, maxAttempts, last?.problem ?? 'no answer');
   }
 
+  /**
+   * Streams a reply (see {@link StreamingChatModel.streamChat}) with `stream: true` and
+   * `stream_options.include_usage`. The reply length goes out as `max_tokens`: deprecated by
+   * OpenAI in favour of `max_completion_tokens` but accepted by OpenAI's chat models and by every
+   * common compatible server (vLLM, Ollama, llama.cpp, LM Studio), some of which ignore or refuse
+   * the newer name; set `outputTokensParameter` for OpenAI's reasoning models, which refuse it.
+   *
+   * Transport retries (connection errors, timeouts, 408/409/429/5xx) happen only until the
+   * endpoint has answered with a stream; a failure after that ends the iteration with UNAVAILABLE
+   * and is never retried, since deltas may already have been yielded. `timeoutMs` bounds the wait
+   * for the answer and then each silence between chunks (not the whole reply, which may be long).
+   * A stream that ends without a finish reason (a cut connection) is a failure, not a short reply.
+   * A reply with tool calls whose finish reason is `stop` (some servers) finishes `tool_calls`; one
+   * cut off (`length`, `content_filter`) drops its incomplete calls.
+   */
+  async *streamChat(request: StreamChatRequest): AsyncGenerator<ChatStreamEvent, void, undefined> {
+    const { signal } = request;
+    signal?.throwIfAborted();
+    // `''` is unset too (a proto3 string field's default).
+    const requestedModel = request.model === '' ? undefined : request.model;
+    const model = requestedModel ?? this.model;
+    const tools = (request.tools ?? []).map(toToolParam);
+    const stop = request.stop ?? [];
+    const body: ChatCompletionCreateParamsStreaming = {
+      model,
+      messages: request.messages.map(toTurnParam),
+      stream: true,
+      stream_options: { include_usage: true },
+      ...(tools.length === 0 ? {} : { tools }),
+      ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+      ...(request.topP === undefined ? {} : { top_p: request.topP }),
+      ...(request.maxOutputTokens === undefined
+        ? {}
+        : { [this.outputTokensParameter]: request.maxOutputTokens }),
+      ...(stop.length === 0 ? {} : { stop: [...stop] }),
+    };
+    const started = performance.now();
+    const { result: stream, deadline } = await this.withTransportRetries(
+      model,
+      signal,
+      (trySignal) => this.client.chat.completions.create(body, { signal: trySignal }),
+      (error) => endpointRefusal(error, requestedModel),
+    );
+    let text = '';
+    let deltas = 0;
+    let firstDeltaMs: number | undefined;
+    let finish: string | null = null;
+    let usage: CompletionUsage | undefined;
+    const calls = new ToolCallAssembly();
+    const failed = (why: string, cause?: unknown) =>
+      errors.unavailable(
+        MODEL_DEPENDENCY,
+        `model ${model} at ${this.client.baseURL} failed during its reply: ${why}`,
+        { cause },
+      );
+    try {
+      for await (const chunk of stream) {
+        deadline.restart();
+        if (chunk.usage) usage = chunk.usage;
+        // One choice is asked for (no `n`); a server's extra choices are ignored.
+        const choice: WireChoice | undefined = chunk.choices.find((c) => c.index === 0) ?? chunk.choices[0];
+        if (choice === undefined) continue;
+        for (const fragment of choice.delta?.tool_calls ?? []) calls.add(fragment);
+        finish = choice.finish_reason ?? finish;
+        const piece = choice.delta?.content ?? '';
+        if (piece !== '') {
+          text += piece;
+          deltas++;
+          firstDeltaMs ??= Math.round(performance.now() - started);
+          yield { type: 'delta', text: piece };
+        }
+      }
+    } catch (error) {
+      if (signal?.aborted === true) throw signal.reason;
+      throw failed(deadline.expired ? `no data for ${this.timeoutMs} ms` : describeOpenAIError(error), error);
+    } finally {
+      deadline.clear();
+    }
+    // The client ends the iteration quietly when its signal aborts: tell the causes apart here.
+    if (signal?.aborted === true) throw signal.reason;
+    if (deadline.expired) throw failed(`no data for ${this.timeoutMs} ms`);
+    if (finish === null) throw failed('the stream ended before the model finished');
+    let finishReason = finishReasonOf(finish);
+    let toolCalls: ChatToolCall[] = [];
+    if (calls.size > 0 && (finishReason === 'stop' || finishReason === 'tool_calls')) {
+      try {
+        toolCalls = calls.finish();
+      } catch (error) {
+        throw failed(error instanceof Error ? error.message : String(error), error);
+      }
+      finishReason = 'tool_calls';
+    } else if (finishReason === 'tool_calls') {
+      finishReason = 'stop'; // no call came: nothing for the caller to run
+    }
+    const promptTokens = usage?.prompt_tokens ?? 0;
+    const completionTokens = usage?.completion_tokens ?? 0;
+    this.logger?.debug(
+      {
+        model,
+        finishReason,
+        deltas,
+        toolCalls: toolCalls.length,
+        promptTokens,
+        completionTokens,
+        firstDeltaMs,
+        durationMs: Math.round(performance.now() - started),
+      },
+      'model reply streamed',
+    );
+    yield { type: 'done', text, toolCalls, finishReason, usage: { promptTokens, completionTokens } };
+  }
+
   private async request(
     body: OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming,
     signal: AbortSignal | undefined,
   ): Promise<ChatCompletion> {
+    const { result, deadline } = await this.withTransportRetries(this.model, signal, (trySignal) =>
+      this.client.chat.completions.create(body, { signal: trySignal }),
+    );
+    deadline.clear();
+    return result;
+  }
+
+  /**
+   * Runs `call` until it succeeds, retrying retryable failures with backoff (our own loop: the
+   * client's backoff cannot be cancelled and obeys any `Retry-After`). Each try gets a signal
+   * that aborts with the caller's and at the try's deadline; the successful try's deadline is
+   * returned still running (a stream restarts it per chunk), and the caller must clear it. A
+   * failure that is not retried becomes `refine(error)` or UNAVAILABLE `DEPENDENCY_UNAVAILABLE`.
+   */
+  private async withTransportRetries<R>(
+    model: string,
+    signal: AbortSignal | undefined,
+    call: (signal: AbortSignal) => Promise<R>,
+    refine: (error: unknown) => EngramError | undefined = () => undefined,
+  ): Promise<{ result: R; deadline: Deadline }> {
     for (let retry = 0; ; retry++) {
       // Our own timeout: the client's is reported as a plain connection error in some runtimes.
-      const timeout = AbortSignal.timeout(this.timeoutMs);
+      const deadline = new Deadline(this.timeoutMs);
       try {
-        return await this.client.chat.completions.create(body, {
-          signal: signal === undefined ? timeout : AbortSignal.any([signal, timeout]),
-        });
+        const result = await call(
+          signal === undefined ? deadline.signal : AbortSignal.any([signal, deadline.signal]),
+        );
+        return { result, deadline };
       } catch (error) {
+        deadline.clear();
         if (signal?.aborted === true) throw signal.reason;
-        const timedOut = timeout.aborted;
+        const timedOut = deadline.expired;
+        if (!timedOut && !retryableOpenAIError(error)) {
+          const refined = refine(error);
+          if (refined !== undefined) throw refined;
+        }
         if ((!timedOut && !retryableOpenAIError(error)) || retry >= this.maxRetries) {
           const tries = retry + 1;
           const why = timedOut ? `timed out after ${this.timeoutMs} ms` : describeOpenAIError(error);
           throw errors.unavailable(
             MODEL_DEPENDENCY,
-            `model ${this.model} at ${this.client.baseURL} failed after ${tries} ${tries === 1 ? 'try' : 'tries'}: ${why}`,
+            `model ${model} at ${this.client.baseURL} failed after ${tries} ${tries === 1 ? 'try' : 'tries'}: ${why}`,
             { cause: error },
           );
         }
@@ -228,7 +397,7 @@ export class OpenAIChatModel implements ChatModel {
         const delay = Math.min(this.maxBackoffMs, retryAfterMs(error) ?? backoff);
         this.logger?.debug(
           {
-            model: this.model,
+            model,
             retry: retry + 1,
             delayMs: Math.round(delay),
             error: timedOut ? 'timeout' : describeOpenAIError(error),
@@ -242,6 +411,43 @@ export class OpenAIChatModel implements ChatModel {
         }
       }
     }
+  }
+}
+
+/** A streamed choice as compatible servers send it: `delta` and `finish_reason` may be missing. */
+type WireChoice = Omit<ChatCompletionChunk.Choice, 'delta' | 'finish_reason'> & {
+  readonly delta?: ChatCompletionChunk.Choice.Delta;
+  readonly finish_reason?: string | null;
+};
+
+/** A restartable timeout: its signal aborts when `ms` pass without {@link restart}. */
+class Deadline {
+  private readonly controller = new AbortController();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly ms: number) {
+    this.restart();
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  get expired(): boolean {
+    return this.controller.signal.aborted;
+  }
+
+  restart(): void {
+    clearTimeout(this.timer);
+    if (this.expired) return;
+    this.timer = setTimeout(() => {
+      this.controller.abort(new DOMException(`no answer within ${this.ms} ms`, 'TimeoutError'));
+    }, this.ms);
+    this.timer.unref();
+  }
+
+  clear(): void {
+    clearTimeout(this.timer);
   }
 }
 

@@ -12,7 +12,11 @@
  *
  * `POST /v1/chat/completions` answers non-streaming requests with a `chat.completion` object and
  * `stream: true` requests with server-sent `chat.completion.chunk` events ending in `[DONE]`
- * (a usage chunk first when `stream_options.include_usage` is set).
+ * (a usage chunk last when `stream_options.include_usage` is set). A streamed reply may carry tool
+ * calls (sent as `tool_calls` fragments, arguments in pieces), pause between chunks
+ * (`chunkDelayMs`, so a test can cancel mid-stream) or be cut off (`cutAfterChunks`).
+ * `server.aborted` counts replies whose connection the client closed before the reply ended;
+ * `await server.settled()` first, since the close reaches the server a moment later.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -24,40 +28,77 @@ export interface RecordedRequest {
   readonly headers: IncomingMessage['headers'];
   /** The parsed JSON body (a body that is not JSON is answered 400 and not recorded). */
   readonly body: ChatCompletionBody;
+  /** Whether the client closed the connection before the reply ended (see `settled`). */
+  readonly abortedByClient: boolean;
 }
 
 /** The parts of a chat-completions request body tests look at; everything else is kept as sent. */
 export interface ChatCompletionBody {
   readonly model?: string;
-  readonly messages?: readonly { role: string; content: string }[];
+  readonly messages?: readonly {
+    role: string;
+    /** Null on an assistant message that only calls tools (typed `string` for the tests' convenience). */
+    content: string;
+    name?: string;
+    tool_call_id?: string;
+    tool_calls?: readonly { id: string; type: string; function: { name: string; arguments: string } }[];
+  }[];
+  readonly tools?: readonly {
+    type: string;
+    function: { name: string; description?: string; parameters?: Record<string, unknown> };
+  }[];
   readonly response_format?: {
     type: string;
     json_schema?: { name: string; strict?: boolean; schema: Record<string, unknown> };
   };
   readonly temperature?: number;
+  readonly top_p?: number;
+  readonly max_tokens?: number;
+  readonly max_completion_tokens?: number;
+  readonly stop?: string | readonly string[];
   readonly stream?: boolean;
   readonly stream_options?: { include_usage?: boolean };
   readonly [key: string]: unknown;
 }
 
+/** A tool call the model makes; `arguments` is JSON text, streamed in pieces of 8 characters. */
+export interface ScriptedToolCall {
+  readonly id: string;
+  readonly name: string;
+  readonly arguments: string;
+}
+
 /** What the model says: an assistant message. */
 export interface ContentReply {
   readonly content: string;
+  /** Tool calls after the content (streamed: after the content chunks). Default none. */
+  readonly toolCalls?: readonly ScriptedToolCall[];
   /** Reported usage. Default: 10 prompt tokens, 5 completion tokens. */
   readonly promptTokens?: number;
   readonly completionTokens?: number;
-  /** Default `stop`. */
-  readonly finishReason?: 'stop' | 'length' | 'content_filter';
+  /** Default `tool_calls` when there are tool calls, else `stop`. */
+  readonly finishReason?: 'stop' | 'length' | 'content_filter' | 'tool_calls';
   /** For `stream: true`: the content's pieces, one chunk each. Default: pieces of 8 characters. */
   readonly chunks?: readonly string[];
   /** Wait this long before answering (the client's timeout can fire meanwhile). */
   readonly delayMs?: number;
+  /** For `stream: true`: wait this long before each chunk after the first. Default 0. */
+  readonly chunkDelayMs?: number;
+  /**
+   * For `stream: true`: drop the connection after this many content chunks, with no finish
+   * reason and no `[DONE]` (an upstream that dies mid-reply).
+   */
+  readonly cutAfterChunks?: number;
 }
 
 /** An HTTP error answer with an OpenAI-style error body. */
 export interface ErrorReply {
   readonly status: number;
   readonly message?: string;
+  /** The error body's `code`, e.g. `context_length_exceeded`. Default null. */
+  readonly code?: string;
+  /** The error body's `param`, e.g. `temperature`. Default null. */
+  readonly param?: string;
   readonly headers?: Readonly<Record<string, string>>;
   readonly delayMs?: number;
 }
@@ -77,6 +118,10 @@ export interface ScriptedOpenAI {
   readonly baseURL: string;
   /** Every request received so far. */
   readonly requests: readonly RecordedRequest[];
+  /** Replies whose connection the client closed before the reply ended. */
+  readonly aborted: number;
+  /** Resolves when the connection of every request received so far has closed. */
+  settled(): Promise<void>;
   /** Stops the server, cutting connections still waiting on a delayed reply. */
   close(): Promise<void>;
 }
@@ -108,7 +153,11 @@ function sendJson(response: ServerResponse, status: number, body: unknown, heade
 
 let nextId = 0;
 
-function sendCompletion(response: ServerResponse, body: ChatCompletionBody, reply: ContentReply): void {
+async function sendCompletion(
+  response: ServerResponse,
+  body: ChatCompletionBody,
+  reply: ContentReply,
+): Promise<void> {
   const id = `chatcmpl-scripted-${++nextId}`;
   const created = Math.floor(Date.now() / 1000);
   const model = body.model ?? 'scripted';
@@ -117,7 +166,8 @@ function sendCompletion(response: ServerResponse, body: ChatCompletionBody, repl
     completion_tokens: reply.completionTokens ?? 5,
     total_tokens: (reply.promptTokens ?? 10) + (reply.completionTokens ?? 5),
   };
-  const finishReason = reply.finishReason ?? 'stop';
+  const toolCalls = reply.toolCalls ?? [];
+  const finishReason = reply.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop');
   if (body.stream !== true) {
     sendJson(response, 200, {
       id,
@@ -127,7 +177,20 @@ function sendCompletion(response: ServerResponse, body: ChatCompletionBody, repl
       choices: [
         {
           index: 0,
-          message: { role: 'assistant', content: reply.content, refusal: null },
+          message: {
+            role: 'assistant',
+            content: reply.content === '' && toolCalls.length > 0 ? null : reply.content,
+            refusal: null,
+            ...(toolCalls.length === 0
+              ? {}
+              : {
+                  tool_calls: toolCalls.map((call) => ({
+                    id: call.id,
+                    type: 'function',
+                    function: { name: call.name, arguments: call.arguments },
+                  })),
+                }),
+          },
           logprobs: null,
           finish_reason: finishReason,
         },
@@ -146,9 +209,43 @@ function sendCompletion(response: ServerResponse, body: ChatCompletionBody, repl
       model,
       choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
     });
+  /** False when the connection is gone (the client closed it) and nothing more should be sent. */
+  const pause = async (): Promise<boolean> => {
+    if (reply.chunkDelayMs !== undefined && reply.chunkDelayMs > 0)
+      await waitOrClose(response, reply.chunkDelayMs);
+    return !response.destroyed;
+  };
   const pieces = reply.chunks ?? reply.content.match(/[\s\S]{1,8}/gu) ?? [];
   chunk({ role: 'assistant', content: '' }, null);
-  for (const piece of pieces) chunk({ content: piece }, null);
+  let sent = 0;
+  for (const piece of pieces) {
+    if (!(await pause())) return;
+    if (sent === reply.cutAfterChunks) {
+      await cut(response);
+      return;
+    }
+    chunk({ content: piece }, null);
+    sent++;
+  }
+  if (sent === reply.cutAfterChunks) {
+    if (await pause()) await cut(response);
+    return;
+  }
+  for (const [index, call] of toolCalls.entries()) {
+    if (!(await pause())) return;
+    chunk(
+      {
+        content: null,
+        tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }],
+      },
+      null,
+    );
+    for (const piece of call.arguments.match(/[\s\S]{1,8}/gu) ?? []) {
+      if (!(await pause())) return;
+      chunk({ tool_calls: [{ index, function: { arguments: piece } }] }, null);
+    }
+  }
+  if (!(await pause())) return;
   chunk({}, finishReason);
   if (body.stream_options?.include_usage === true) {
     event({ id, object: 'chat.completion.chunk', created, model, choices: [], usage });
@@ -156,10 +253,53 @@ function sendCompletion(response: ServerResponse, body: ChatCompletionBody, repl
   response.end('data: [DONE]\n\n');
 }
 
+/** Drops the connection once what was written has reached the client (destroying at once could discard it). */
+async function cut(response: ServerResponse): Promise<void> {
+  await new Promise<void>((resolve) => {
+    response.write('', () => {
+      resolve();
+    });
+  });
+  response.destroy();
+}
+
+/** Waits `ms`, or less when the connection closes meanwhile. */
+function waitOrClose(response: ServerResponse, ms: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      response.off('close', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    response.once('close', done);
+  });
+}
+
 /** Starts the server on 127.0.0.1 (a free port); every request is answered by `script`. */
 export async function startScriptedOpenAI(script: Script): Promise<ScriptedOpenAI> {
   const requests: RecordedRequest[] = [];
+  const open = new Set<Promise<void>>();
+  let aborted = 0;
+  let closing = false;
   const server = createServer((request, response) => {
+    // The server cuts a connection itself for `drop`, `cutAfterChunks` and `close()`.
+    let cutByServer = false;
+    const recordClose = (recorded: { abortedByClient: boolean }) => {
+      const closed = new Promise<void>((resolve) => {
+        const onClose = () => {
+          if (!response.writableFinished && !cutByServer && !closing) {
+            recorded.abortedByClient = true;
+            aborted++;
+          }
+          open.delete(closed);
+          resolve();
+        };
+        if (response.closed) onClose();
+        else response.once('close', onClose);
+      });
+      open.add(closed);
+    };
     void (async () => {
       const text = await readBody(request);
       const path = new URL(request.url ?? '/', 'http://localhost').pathname;
@@ -178,21 +318,23 @@ export async function startScriptedOpenAI(script: Script): Promise<ScriptedOpenA
         });
         return;
       }
-      const recorded = { method: request.method, path, headers: request.headers, body };
+      const recorded = {
+        method: request.method,
+        path,
+        headers: request.headers,
+        body,
+        abortedByClient: false,
+      };
       requests.push(recorded);
+      recordClose(recorded);
       const reply = await script(recorded, requests.length - 1);
       if ('drop' in reply) {
+        cutByServer = true;
         request.socket.destroy();
         return;
       }
       if (reply.delayMs !== undefined) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, reply.delayMs);
-          response.once('close', () => {
-            clearTimeout(timer);
-            resolve();
-          });
-        });
+        await waitOrClose(response, reply.delayMs);
         if (response.destroyed || response.writableEnded) return;
       }
       if ('status' in reply) {
@@ -203,14 +345,16 @@ export async function startScriptedOpenAI(script: Script): Promise<ScriptedOpenA
             error: {
               message: reply.message ?? `scripted error ${reply.status}`,
               type: 'scripted',
-              code: null,
+              code: reply.code ?? null,
+              param: reply.param ?? null,
             },
           },
           reply.headers,
         );
         return;
       }
-      sendCompletion(response, body, reply);
+      if ('content' in reply && reply.cutAfterChunks !== undefined) cutByServer = true;
+      await sendCompletion(response, body, reply);
     })().catch((error: unknown) => {
       if (!response.headersSent) {
         sendJson(response, 500, { error: { message: `scripted server failed: ${String(error)}` } });
@@ -229,8 +373,15 @@ export async function startScriptedOpenAI(script: Script): Promise<ScriptedOpenA
   return {
     baseURL: `http://127.0.0.1:${port}/v1`,
     requests,
+    get aborted() {
+      return aborted;
+    },
+    settled: async () => {
+      while (open.size > 0) await Promise.all([...open]);
+    },
     close: () =>
       new Promise<void>((resolve, reject) => {
+        closing = true;
         server.close((error) => {
           if (error === undefined) resolve();
           else reject(error);
