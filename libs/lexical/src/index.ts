@@ -12,3 +12,4 @@ export {
 } from './bm25.js';
 export { termId } from './term-id.js';
 export { TOKENIZER_LIMITS, TOKENIZER_VERSION, tokenize } from './tokenize.js';
+export { detectLanguage, splitSentences, type Lang, type Span } from './sentences.js';

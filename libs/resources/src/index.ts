@@ -170,3 +170,5 @@ export function chunkMessage(c: ChunkRecord): MessageInitShape<typeof ChunkSchem
     createTime: timestampFromMs(c.createdAt),
   };
 }
+
+export { ULID_PATTERN, badName, checkUpdateMask, parseMessageName, parseSessionName } from './names.js';

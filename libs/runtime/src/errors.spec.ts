@@ -1,7 +1,14 @@
 import { describe, expect, it } from '@jest/globals';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { ErrorInfoSchema } from '@engram/contracts/grpc';
-import { EngramError, errorInfoOf, errors, toConnectError } from './errors.js';
+import {
+  EngramError,
+  dependencyFailure,
+  errorInfoOf,
+  errors,
+  isEngramError,
+  toConnectError,
+} from './errors.js';
 
 const boundary = { domain: 'engram.governance', requestId: 'req-1' };
 
@@ -57,21 +64,50 @@ describe('toConnectError', () => {
     expect(errorInfoOf(error)?.reason).toBe('DEADLINE_EXCEEDED');
   });
 
-  it('passes through an error that already carries ErrorInfo (e.g. from a downstream service)', () => {
-    const downstream = new ConnectError('nope', Code.PermissionDenied, undefined, [
-      {
-        desc: ErrorInfoSchema,
-        value: { reason: 'SCOPE_NOT_ALLOWED', domain: 'engram.retrieval', metadata: {} },
-      },
-    ]);
-    const { error } = toConnectError(downstream, boundary);
-    expect(error).toBe(downstream);
-    expect(errorInfoOf(error)?.domain).toBe('engram.retrieval');
+  it('passes on an error that already carries ErrorInfo (from a downstream service), without its headers', () => {
+    const downstream = new ConnectError(
+      'nope',
+      Code.PermissionDenied,
+      new Headers({ 'content-type': 'application/grpc', 'grpc-status': '7' }),
+      [
+        {
+          desc: ErrorInfoSchema,
+          value: { reason: 'SCOPE_NOT_ALLOWED', domain: 'engram.retrieval', metadata: {} },
+        },
+      ],
+    );
+    const { error, internal } = toConnectError(downstream, boundary);
+    expect(internal).toBe(false);
+    expect(error.code).toBe(Code.PermissionDenied);
+    expect(error.rawMessage).toBe('nope');
+    expect(errorInfoOf(error)).toMatchObject({ reason: 'SCOPE_NOT_ALLOWED', domain: 'engram.retrieval' });
+    // Headers and trailers it arrived with would corrupt the response it is passed on in.
+    expect([...error.metadata.keys()]).toEqual([]);
   });
 
   it('treats framework INTERNAL errors as unknown', () => {
     const { error, internal } = toConnectError(new ConnectError('boom', Code.Internal), boundary);
     expect(internal).toBe(true);
     expect(errorInfoOf(error)?.reason).toBe('INTERNAL');
+  });
+});
+
+describe('dependencyFailure', () => {
+  it('names the dependency for a transport failure and keeps an answer that was judged', () => {
+    const unreachable = dependencyFailure(
+      'retrieval',
+      new ConnectError('connect ECONNREFUSED', Code.Unavailable),
+    );
+    expect(isEngramError(unreachable) && unreachable.code).toBe(Code.Unavailable);
+    expect(isEngramError(unreachable) && unreachable.metadata).toEqual({ dependency: 'retrieval' });
+    const judged = new ConnectError('no such session', Code.NotFound, undefined, [
+      {
+        desc: ErrorInfoSchema,
+        value: { reason: 'RESOURCE_NOT_FOUND', domain: 'engram.ingestion', metadata: {} },
+      },
+    ]);
+    expect(ConnectError.from(dependencyFailure('ingestion', judged)).code).toBe(Code.NotFound);
+    const deadline = dependencyFailure('ingestion', new ConnectError('late', Code.DeadlineExceeded));
+    expect(ConnectError.from(deadline).code).toBe(Code.DeadlineExceeded);
   });
 });

@@ -109,7 +109,13 @@ export function toConnectError(
     };
   }
   if (error instanceof ConnectError) {
-    if (error.findDetails(ErrorInfoSchema).length > 0) return { error, internal: false };
+    if (error.findDetails(ErrorInfoSchema).length > 0) {
+      // An error another service answered with, passed on: its code and details, never the
+      // headers and trailers it arrived with (they would corrupt this response).
+      const passed = new ConnectError(error.rawMessage, error.code, undefined, undefined, error.cause);
+      passed.details.push(...error.details);
+      return { error: passed, internal: false };
+    }
     const reason = frameworkReasons[error.code];
     if (reason !== undefined) {
       const metadata: Record<string, string> = {};
@@ -148,4 +154,23 @@ export function toConnectError(
 export function errorInfoOf(error: unknown) {
   const connectError = ConnectError.from(error);
   return connectError.findDetails(ErrorInfoSchema)[0];
+}
+
+/**
+ * Maps a failed call to another Engram service (or other dependency) onto the error to answer
+ * with: a transport failure (the dependency unreachable, or answering UNAVAILABLE or UNIMPLEMENTED
+ * without an `ErrorInfo` of its own) becomes UNAVAILABLE `DEPENDENCY_UNAVAILABLE` naming
+ * `dependency`; an answer with an `ErrorInfo` keeps its code and reason (the dependency judged the
+ * request), and anything else (a deadline, a cancellation) is returned as a `ConnectError`.
+ */
+export function dependencyFailure(dependency: string, error: unknown): Error {
+  if (isEngramError(error)) return error;
+  const connectError = ConnectError.from(error);
+  const judged = connectError.findDetails(ErrorInfoSchema).length > 0;
+  if (!judged && (connectError.code === Code.Unavailable || connectError.code === Code.Unimplemented)) {
+    return errors.unavailable(dependency, `${dependency} could not be reached: ${connectError.rawMessage}`, {
+      cause: error,
+    });
+  }
+  return connectError;
 }

@@ -41,6 +41,7 @@ export {
 export { requestIdKey } from './context-keys.js';
 export {
   EngramError,
+  dependencyFailure,
   errorInfoOf,
   errors,
   isEngramError,

@@ -163,6 +163,55 @@ export async function previousResult<R>(
   return findResult<R>(store, key, requestHash(request), now);
 }
 
+/**
+ * Records the result of a request id whose work is not a single transaction of this store (e.g. a
+ * streamed model answer appended through another service), so that a retry finds it with
+ * {@link previousResult}. When the id is already recorded (a concurrent retry won), the first
+ * record is kept.
+ */
+export async function rememberResult(
+  store: Store,
+  key: RequestKey,
+  request: unknown,
+  result: unknown,
+  now = Date.now(),
+): Promise<void> {
+  try {
+    await run(store, (db) =>
+      db
+        .insertInto('request_ids')
+        .values({
+          tenant_id: key.tenantId,
+          subject: key.subject,
+          method: key.method,
+          request_id: key.requestId,
+          request_hash: requestHash(request),
+          result_json: JSON.stringify(result),
+          created_at: now,
+          expires_at: now + REQUEST_ID_TTL_MS,
+        })
+        .execute(),
+    );
+  } catch (error) {
+    if (!isDuplicate(error)) throw error;
+  }
+}
+
+/** Forgets every recorded result of `method` in a tenant (e.g. a session's Chat replays). */
+export async function forgetResults(store: Store, tenantId: string, method: string): Promise<number> {
+  return run(store, async (db) =>
+    Number(
+      (
+        await db
+          .deleteFrom('request_ids')
+          .where('tenant_id', '=', tenantId)
+          .where('method', '=', method)
+          .executeTakeFirst()
+      ).numDeletedRows,
+    ),
+  );
+}
+
 /** Forgets expired request ids (housekeeping). */
 export async function pruneRequestIds(store: Store, now = Date.now()): Promise<number> {
   return run(store, async (db) =>

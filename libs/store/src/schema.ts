@@ -151,6 +151,9 @@ export interface SessionStatesTable {
   summary_memory_id: string | null;
   updated_at: number;
   version: number;
+  last_compaction_at: number | null;
+  /** The compaction mark ingestion has acknowledged (`MarkMessagesCompacted`). */
+  mark_acknowledged_through: Generated<number>;
 }
 
 export interface MessagesTable {

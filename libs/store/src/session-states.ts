@@ -45,6 +45,10 @@ export interface SessionStateRecord {
   readonly compactedThroughSequence: number;
   /** The SUMMARY memory written by the latest compaction. */
   readonly summaryMemoryId?: string;
+  /** When the latest compaction committed. */
+  readonly lastCompactedAt?: number;
+  /** The compaction mark ingestion has acknowledged (`MarkMessagesCompacted`); 0 when none. */
+  readonly markAcknowledgedThrough: number;
   readonly updatedAt?: number;
   /** Write counter and concurrency token: 0 for a never-written state. */
   readonly version: number;
@@ -53,7 +57,13 @@ export interface SessionStateRecord {
 /** What {@link SessionStateRepository.save} writes: the whole state. */
 export type SessionStateInput = Pick<
   SessionStateRecord,
-  'summary' | 'summaryTokenCount' | 'keyPoints' | 'openLoops' | 'compactedThroughSequence' | 'summaryMemoryId'
+  | 'summary'
+  | 'summaryTokenCount'
+  | 'keyPoints'
+  | 'openLoops'
+  | 'compactedThroughSequence'
+  | 'summaryMemoryId'
+  | 'lastCompactedAt'
 >;
 
 type SessionStateRow = Selectable<Database['session_states']>;
@@ -102,6 +112,8 @@ export class SessionStateRepository {
       openLoops: state.openLoops,
       compactedThroughSequence: state.compactedThroughSequence,
       summaryMemoryId: state.summaryMemoryId,
+      lastCompactedAt: state.lastCompactedAt,
+      markAcknowledgedThrough: 0,
       updatedAt: now,
       version: expectedVersion + 1,
     };
@@ -132,15 +144,32 @@ export class SessionStateRepository {
         { name, state: String(current.compactedThroughSequence) },
       );
     }
+    const { mark_acknowledged_through: _kept, ...row } = toRow(record);
     const result = await trx
       .updateTable('session_states')
-      .set(toRow(record))
+      .set(row)
       .where('tenant_id', '=', tenantId)
       .where('session_id', '=', sessionId)
       .where('version', '=', expectedVersion)
       .executeTakeFirst();
     if (Number(result.numUpdatedRows) !== 1) throw etagMismatch(name);
-    return record;
+    return { ...record, markAcknowledgedThrough: current.markAcknowledgedThrough };
+  }
+
+  /**
+   * Records that ingestion has acknowledged the compaction mark `through` (it only moves forward).
+   * Not a write of the state: its version and etag do not change.
+   */
+  async acknowledgeMark(tenantId: string, sessionId: string, through: number): Promise<void> {
+    await run(this.store, (db) =>
+      db
+        .updateTable('session_states')
+        .set({ mark_acknowledged_through: through })
+        .where('tenant_id', '=', tenantId)
+        .where('session_id', '=', sessionId)
+        .where('mark_acknowledged_through', '<', through)
+        .execute(),
+    );
   }
 
   /** Deletes the state of a session (it reads as empty again). Returns whether there was one. */
@@ -163,6 +192,7 @@ function emptyState(tenantId: string, sessionId: string): SessionStateRecord {
     keyPoints: [],
     openLoops: [],
     compactedThroughSequence: 0,
+    markAcknowledgedThrough: 0,
     version: 0,
   };
 }
@@ -181,6 +211,8 @@ function toRecord(row: SessionStateRow): SessionStateRecord {
     openLoops: fromJson<OpenLoop[]>(row.open_loops_json) ?? [],
     compactedThroughSequence: row.compacted_through_sequence,
     summaryMemoryId: optional(row.summary_memory_id),
+    lastCompactedAt: optional(row.last_compaction_at),
+    markAcknowledgedThrough: row.mark_acknowledged_through,
     updatedAt: row.updated_at,
     version: row.version,
   };
@@ -196,6 +228,8 @@ function toRow(s: SessionStateRecord): SessionStateRow {
     open_loops_json: toJson(s.openLoops),
     compacted_through_sequence: s.compactedThroughSequence,
     summary_memory_id: s.summaryMemoryId ?? null,
+    last_compaction_at: s.lastCompactedAt ?? null,
+    mark_acknowledged_through: s.markAcknowledgedThrough,
     updated_at: s.updatedAt ?? 0,
     version: s.version,
   };

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { contextEnvShape } from '@engram/context';
 import { governanceEnvShape } from '@engram/governance';
 import { ingestionEnvShape } from '@engram/ingestion';
 import { retrievalEnvShape } from '@engram/retrieval';
@@ -15,6 +16,7 @@ const schema = z.object({
   ...retrievalEnvShape,
   ...ingestionEnvShape,
   ...governanceEnvShape,
+  ...contextEnvShape,
   ENGRAM_PORT: envInt(DEFAULT_PORT, 0, 65535),
   /** Apply pending migrations at start (the all-in-one default; production runs a migration job). */
   ENGRAM_MIGRATE_ON_START: z.preprocess(

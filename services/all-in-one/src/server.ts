@@ -1,6 +1,9 @@
-import { contextRoutes } from '@engram/context';
+import { contextRoutes, contextSettings, type ContextSettings } from '@engram/context';
 import { IngestionService } from '@engram/contracts/ingestion';
 import { ContextService } from '@engram/contracts/context';
+import { GovernanceService } from '@engram/contracts/governance';
+import { RetrievalService } from '@engram/contracts/retrieval';
+import { chatModelFromEnv, type ChatModel, type StreamingChatModel } from '@engram/llm';
 import {
   ForgetWorker,
   governanceRoutes,
@@ -36,7 +39,11 @@ export function allServices(
   ingestion: IngestionResources,
   governance: GovernanceResources & { onRunner?: (runner: ExtractionRunner) => void },
   context: ServeContext,
-  contextStore?: Store,
+  contextResources: {
+    readonly store: Store;
+    readonly settings: ContextSettings;
+    readonly chatModel?: ChatModel & StreamingChatModel;
+  },
   onForgetWorker?: (worker: ForgetWorker) => void,
 ): ServiceRegistration[] {
   // Completes forget receipts: context and ingestion EraseSubject in-process, then the index.
@@ -77,7 +84,13 @@ export function allServices(
     ...retrievalRoutes({ logger: logger.child({ component: 'retrieval' }), ...retrieval }),
     ...contextRoutes({
       logger: logger.child({ component: 'context' }),
-      ...(contextStore !== undefined ? { store: contextStore } : {}),
+      ...contextResources,
+      ingestion: serviceClient(IngestionService, context.localTransport),
+      governance: serviceClient(GovernanceService, context.localTransport),
+      retrieval: serviceClient(RetrievalService, context.localTransport),
+      credentials: context.serviceCredentials,
+      // Offline compaction shares retrieval's embedding model.
+      embedder: () => retrieval.embedder,
     }),
   ];
 }
@@ -105,6 +118,7 @@ export async function createAllInOneServer(
   const retrieval = await openRetrievalResources(config, logger.child({ component: 'retrieval' }));
   // Context's own connection to the source of truth (session states).
   const contextStore = openStore({ target });
+  const contextChatModel = chatModelFromEnv(config, { logger: logger.child({ component: 'context' }) });
   let runner: ExtractionRunner | undefined;
   let forgetWorker: ForgetWorker | undefined;
   return serve({
@@ -118,7 +132,11 @@ export async function createAllInOneServer(
         ingestion,
         { ...governance, onRunner: (r) => (runner = r) },
         { localTransport, serviceCredentials },
-        contextStore,
+        {
+          store: contextStore,
+          settings: contextSettings(config),
+          ...(contextChatModel !== undefined ? { chatModel: contextChatModel } : {}),
+        },
         (w) => (forgetWorker = w),
       ),
     fallbackSecret: () => loadOrCreateLocalSecret(config.ENGRAM_DATA_DIR),

@@ -60,8 +60,9 @@ function checkCancelled(ctx: HandlerContext): void {
  * hard-deletes the state (summary, key points, open loops, compaction mark) of every session the
  * subject owns that was created at or before the cutoff, in batches of one transaction each, and
  * forgets the request ids the subject used with context. (States also go with their session when
- * ingestion erases it; governance asks context first, so the count is context's own.) Context
- * records no `Chat` replays yet; when it does, they are erased here too.
+ * ingestion erases it; governance asks context first, so the count is context's own.) The
+ * subject's recorded `Chat` replays go with the request ids (their method starts with the
+ * service's name, see chat-replays.ts).
  */
 export function createEraseHandlers(deps: EraseDeps): Partial<ServiceImpl<typeof ContextService>> {
   const batchSize = deps.batchSize ?? 200;

@@ -1,4 +1,4 @@
-import { MEMORY_TYPE_NAMES, SCOPE_NAMES, SOURCE_KIND_NAMES } from '@engram/resources';
+import { MEMORY_TYPE_NAMES, SCOPE_NAMES, SOURCE_KIND_NAMES, checkUpdateMask } from '@engram/resources';
 /**
  * The memory lifecycle of `engram.governance.v1.GovernanceService` (issue 6, "Lifecycle API"):
  * direct writes (CreateMemory), updates with a field mask, soft and hard deletion, restore, the
@@ -485,16 +485,7 @@ export function createLifecycleHandlers(deps: LifecycleDeps): Partial<ServiceImp
       if (m === undefined) throw errors.fieldRequired('memory');
       const id = parseMemoryName(m.name, 'memory.name');
       const paths = request.updateMask?.paths ?? [];
-      if (paths.length === 0) throw errors.fieldRequired('update_mask');
-      for (const path of paths) {
-        if (!(UPDATABLE_PATHS as readonly string[]).includes(path)) {
-          throw errors.invalidArgument(
-            'UPDATE_MASK_INVALID',
-            `update_mask path "${path}" is unknown or not updatable; updatable: ${UPDATABLE_PATHS.join(', ')}`,
-            { field: 'update_mask', path },
-          );
-        }
-      }
+      checkUpdateMask(paths, UPDATABLE_PATHS);
       await owned(principal, id);
 
       const run = async (trx: Executor) => {

@@ -14,6 +14,7 @@ import {
 } from '@engram/contracts/ingestion';
 import { redact } from '@engram/redaction';
 import { errors } from '@engram/runtime';
+import { ULID_PATTERN, badName, parseMessageName, parseSessionName } from '@engram/resources';
 import type {
   BoundaryReason as StoredBoundaryReason,
   MemCellRecord,
@@ -38,10 +39,7 @@ export const MAX_MESSAGES_PER_APPEND = 100;
 /** How far in the future of the server clock an `occur_time` may be, ms. */
 export const MAX_FUTURE_MS = 5 * 60_000;
 
-const ULID = '[0-9A-HJKMNP-TV-Z]{26}';
-const SESSION_NAME = new RegExp(`^sessions/(${ULID})$`);
-const MESSAGE_NAME = new RegExp(`^sessions/(${ULID})/messages/(${ULID})$`);
-const MEM_CELL_NAME = new RegExp(`^sessions/(${ULID})/memCells/(${ULID})$`);
+const MEM_CELL_NAME = new RegExp(`^sessions/(${ULID_PATTERN})/memCells/(${ULID_PATTERN})$`);
 const EXTERNAL_ID = /^[A-Za-z0-9_.:/-]{1,128}$/;
 const PARTICIPANT = /^[A-Za-z0-9_-]{1,64}$/;
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -50,25 +48,7 @@ const LANGUAGE_CODE = /^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$/;
 
 const chars = (s: string) => Array.from(s).length;
 
-function badName(field: string, pattern: string): never {
-  throw errors.invalidArgument('NAME_INVALID', `${field} must look like ${pattern}`, { field, pattern });
-}
-
-/** `sessions/{id}` → id, or INVALID_ARGUMENT `NAME_INVALID` (`FIELD_REQUIRED` when empty). */
-export function parseSessionName(name: string, field = 'name'): string {
-  if (name === '') throw errors.fieldRequired(field);
-  return SESSION_NAME.exec(name)?.[1] ?? badName(field, 'sessions/{session}');
-}
-
-/** `sessions/{s}/messages/{m}` → ids. */
-export function parseMessageName(name: string): { sessionId: string; messageId: string } {
-  if (name === '') throw errors.fieldRequired('name');
-  const match = MESSAGE_NAME.exec(name);
-  if (match?.[1] === undefined || match[2] === undefined) {
-    return badName('name', 'sessions/{session}/messages/{message}');
-  }
-  return { sessionId: match[1], messageId: match[2] };
-}
+export { parseMessageName, parseSessionName };
 
 /** `sessions/{s}/memCells/{c}` → ids. */
 export function parseMemCellName(name: string): { sessionId: string; memCellId: string } {
