@@ -41,11 +41,26 @@ module.exports = {
       to: { path: '^services/(governance|ingestion|retrieval|context)/src/(?!index\\.ts$)' },
     },
     {
+      name: 'apps-talk-to-services-over-grpc',
+      severity: 'error',
+      comment: 'Client applications (apps/*) use the generated contracts and libraries, never service code.',
+      // Their tests may start a real server in-process.
+      from: { path: '^apps/', pathNot: '^apps/[^/]+/test/' },
+      to: { path: '^services/' },
+    },
+    {
+      name: 'nothing-imports-apps',
+      severity: 'error',
+      comment: 'Applications are leaves: no library or service depends on them.',
+      from: { path: '^(libs|services)/' },
+      to: { path: '^apps/' },
+    },
+    {
       name: 'no-deep-imports-into-libs',
       severity: 'error',
       comment:
         'Libraries expose one deliberate entry point (package exports); reach inside only from within.',
-      from: { path: '^(libs|services)/([^/]+)/' },
+      from: { path: '^(libs|services|apps)/([^/]+)/' },
       to: {
         path: '^libs/([^/]+)/src/',
         pathNot: ['^libs/$2/', '^libs/[^/]+/src/index\\.ts$', '^libs/contracts/src/[a-z]+\\.ts$'],

@@ -36,13 +36,18 @@ export default {
       testMatch: [
         '<rootDir>/libs/*/src/**/*.spec.ts',
         '<rootDir>/services/*/src/**/*.spec.ts',
+        '<rootDir>/apps/*/src/**/*.spec.ts',
         '<rootDir>/bench/**/*.spec.ts',
       ],
     },
     {
       ...common,
       displayName: 'integration',
-      testMatch: ['<rootDir>/libs/*/test/**/*.int.spec.ts', '<rootDir>/services/*/test/**/*.int.spec.ts'],
+      testMatch: [
+        '<rootDir>/libs/*/test/**/*.int.spec.ts',
+        '<rootDir>/services/*/test/**/*.int.spec.ts',
+        '<rootDir>/apps/*/test/**/*.int.spec.ts',
+      ],
       testTimeout: 60_000,
     },
   ],

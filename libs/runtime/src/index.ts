@@ -72,3 +72,5 @@ export {
   type ServiceCredentials,
 } from './service-credentials.js';
 export { loadTenantPolicies, type TenantPolicies, type TenantSettings } from './tenant-policy.js';
+
+export { LOCAL_SECRET_FILE, loadOrCreateLocalSecret, readLocalSecret } from './local-secret.js';

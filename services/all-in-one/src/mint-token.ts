@@ -1,7 +1,6 @@
 import { parseArgs } from 'node:util';
-import { ROLES, mintToken, runMain, type Role } from '@engram/runtime';
+import { ROLES, loadOrCreateLocalSecret, mintToken, runMain, type Role } from '@engram/runtime';
 import { loadConfig } from './config.js';
-import { loadOrCreateLocalSecret } from './local-secret.js';
 
 const usage = `usage: npm run token -- [--user U] [--tenant T] [--org O]... [--role admin|platform|service]... [--ttl 1h]
 

@@ -22,6 +22,7 @@ import { openRetrievalResources, retrievalRoutes, type RetrievalResources } from
 import { mkdirSync } from 'node:fs';
 import {
   createLogger,
+  loadOrCreateLocalSecret,
   serve,
   serviceClient,
   type Logger,
@@ -30,7 +31,6 @@ import {
 } from '@engram/runtime';
 import { isMysqlTarget, migrateToLatest, openStore, type Store } from '@engram/store';
 import { storeTarget, type AllInOneConfig } from './config.js';
-import { loadOrCreateLocalSecret } from './local-secret.js';
 
 /** The four Engram services, as mounted together on one server. */
 export function allServices(

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** File name of the generated HS256 secret inside the data directory. */
@@ -20,5 +20,15 @@ export function loadOrCreateLocalSecret(dataDir: string): Uint8Array {
   }
   // Tighten permissions left loose by hand (e.g. a copied data directory).
   if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
+  return new TextEncoder().encode(readFileSync(file, 'utf8').trim());
+}
+
+/**
+ * The local signing secret if `npm start` has created one in `dataDir`, else undefined (local
+ * tools never create it: a secret no server uses would mint tokens nobody accepts).
+ */
+export function readLocalSecret(dataDir: string): Uint8Array | undefined {
+  const file = join(dataDir, LOCAL_SECRET_FILE);
+  if (!existsSync(file)) return undefined;
   return new TextEncoder().encode(readFileSync(file, 'utf8').trim());
 }
