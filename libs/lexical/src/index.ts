@@ -13,3 +13,4 @@ export {
 export { termId } from './term-id.js';
 export { TOKENIZER_LIMITS, TOKENIZER_VERSION, tokenize } from './tokenize.js';
 export { detectLanguage, splitSentences, type Lang, type Span } from './sentences.js';
+export { MAX_RUN, countInBoundedPieces } from './bounded-count.js';

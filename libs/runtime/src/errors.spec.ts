@@ -107,6 +107,15 @@ describe('dependencyFailure', () => {
       },
     ]);
     expect(ConnectError.from(dependencyFailure('ingestion', judged)).code).toBe(Code.NotFound);
+    const refused = new ConnectError('connect ECONNREFUSED', Code.Internal, undefined, undefined, {
+      ...new Error('connect ECONNREFUSED 127.0.0.1:9'),
+      code: 'ECONNREFUSED',
+    });
+    refused.cause = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' });
+    expect(isEngramError(dependencyFailure('governance', refused))).toBe(true);
+    expect(
+      ConnectError.from(dependencyFailure('governance', new ConnectError('bug', Code.Internal))).code,
+    ).toBe(Code.Internal);
     const deadline = dependencyFailure('ingestion', new ConnectError('late', Code.DeadlineExceeded));
     expect(ConnectError.from(deadline).code).toBe(Code.DeadlineExceeded);
   });

@@ -156,6 +156,29 @@ export function errorInfoOf(error: unknown) {
   return connectError.findDetails(ErrorInfoSchema)[0];
 }
 
+/** Socket-level failures: the peer could not be reached or went away. */
+const NETWORK_ERRORS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+]);
+
+/** Whether an error was caused, at any depth, by a socket or HTTP/2 session failure. */
+function networkCause(error: unknown): boolean {
+  // Duck-typed: errors of Node's own sockets may come from another realm (e.g. under a test runner).
+  for (let cause = error, depth = 0; typeof cause === 'object' && cause !== null && depth < 5; depth++) {
+    const { code } = cause as { code?: unknown };
+    if (typeof code === 'string' && (NETWORK_ERRORS.has(code) || code.startsWith('ERR_HTTP2_'))) return true;
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
 /**
  * Maps a failed call to another Engram service (or other dependency) onto the error to answer
  * with: a transport failure (the dependency unreachable, or answering UNAVAILABLE or UNIMPLEMENTED
@@ -167,7 +190,13 @@ export function dependencyFailure(dependency: string, error: unknown): Error {
   if (isEngramError(error)) return error;
   const connectError = ConnectError.from(error);
   const judged = connectError.findDetails(ErrorInfoSchema).length > 0;
-  if (!judged && (connectError.code === Code.Unavailable || connectError.code === Code.Unimplemented)) {
+  const transport =
+    connectError.code === Code.Unavailable ||
+    connectError.code === Code.Unimplemented ||
+    // connect-node reports a refused or reset connection as INTERNAL, with the socket error as cause.
+    ((connectError.code === Code.Internal || connectError.code === Code.Unknown) &&
+      networkCause(connectError));
+  if (!judged && transport) {
     return errors.unavailable(dependency, `${dependency} could not be reached: ${connectError.rawMessage}`, {
       cause: error,
     });

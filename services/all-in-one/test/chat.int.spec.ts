@@ -16,10 +16,12 @@ import {
   ChatRole,
   CompactionMode,
   ContextService,
+  ContextLayer,
   FinishReason,
+  LayerStatus,
   type ChatResponse,
 } from '@engram/contracts/context';
-import { IngestionService, MessageRole } from '@engram/contracts/ingestion';
+import { IngestionService, MessageRole, SessionStatus } from '@engram/contracts/ingestion';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { ChatRequestSchema } from '@engram/contracts/context';
 import { errorInfoOf, mintToken } from '@engram/runtime';
@@ -37,6 +39,8 @@ let model: ScriptedOpenAI;
 const chatReplies: ScriptedReply[] = [];
 let stopAll: () => Promise<void>;
 let stopContext: () => Promise<void>;
+let dataDir: string;
+let allUrl: string;
 let ingestion: Client<typeof IngestionService>;
 let context: Client<typeof ContextService>;
 
@@ -55,7 +59,7 @@ beforeAll(async () => {
       }),
     };
   });
-  const dataDir = mkdtempSync(join(tmpdir(), 'engram-chat-'));
+  dataDir = mkdtempSync(join(tmpdir(), 'engram-chat-'));
   const all = await createAllInOneServer(
     loadAllInOneConfig({
       ENGRAM_PORT: '0',
@@ -66,6 +70,7 @@ beforeAll(async () => {
     { handleSignals: false },
   );
   stopAll = () => all.server.shutdown();
+  allUrl = all.server.url;
   const contextServer = await createContextServer(
     loadConfig({
       ENGRAM_PORT: '0',
@@ -361,5 +366,113 @@ describe('Chat', () => {
     expect(state.keyPoints.map((k) => k.text)).toEqual(['The trip to Lisbon is in May.']);
     expect(state.compactedThroughSequence).toBe(10n);
     expect(state.uncompactedMessageCount).toBe(2n);
+  });
+
+  it('appends only the reply in REPLY_ONLY mode and refuses when the newest message differs', async () => {
+    const session = await newSession('hal');
+    const who = await as('hal');
+    await ingestion.appendMessages(
+      { parent: session, messages: [{ role: MessageRole.USER, content: 'Ping?' }] },
+      who,
+    );
+    chatReplies.push({ content: 'Pong.' });
+    const end = done(
+      await collect(
+        {
+          session,
+          userMessage: 'Ping?',
+          budget: { totalTokens: 1_000 },
+          appendMode: ChatAppendMode.REPLY_ONLY,
+        },
+        'hal',
+      ),
+    );
+    expect(end.userMessage).toBe('');
+    const { messages } = await ingestion.listMessages({ parent: session }, who);
+    expect(messages.map((m) => m.content)).toEqual(['Ping?', 'Pong.']);
+    // The stored copy of the user message is not sent twice.
+    const sent = model.requests.at(-1)!.body.messages!;
+    expect(sent.filter((m) => m.content === 'Ping?')).toHaveLength(1);
+    expect(
+      await failure(
+        collect(
+          {
+            session,
+            userMessage: 'Other?',
+            budget: { totalTokens: 1_000 },
+            appendMode: ChatAppendMode.REPLY_ONLY,
+          },
+          'hal',
+        ),
+      ),
+    ).toMatchObject({ code: Code.FailedPrecondition, reason: 'STATE_CONFLICT' });
+  });
+
+  it('refuses to append to a closed session, and stores an over-long reply cut with a flag', async () => {
+    const closed = await newSession('ivy');
+    const who = await as('ivy');
+    await ingestion.updateSession(
+      { session: { name: closed, status: SessionStatus.CLOSED }, updateMask: { paths: ['status'] } },
+      who,
+    );
+    expect(
+      await failure(collect({ session: closed, userMessage: 'Hi', budget: { totalTokens: 1_000 } }, 'ivy')),
+    ).toMatchObject({ code: Code.FailedPrecondition, reason: 'SESSION_CLOSED' });
+
+    const session = await newSession('ivy');
+    const long = 'word '.repeat(7_000);
+    chatReplies.push({ content: long, chunks: [long.slice(0, 20_000), long.slice(20_000)] });
+    const end = done(
+      await collect({ session, userMessage: 'Talk a lot.', budget: { totalTokens: 1_000 } }, 'ivy'),
+    );
+    expect(end.text).toBe(long);
+    const { messages } = await ingestion.listMessages({ parent: session }, who);
+    expect(Array.from(messages[1]!.content)).toHaveLength(32_000);
+    expect(messages[1]!.metadata['engram.truncated']).toBe('true');
+  });
+});
+
+describe('a context service whose dependencies are down', () => {
+  it('leaves the knowledge and facts layers UNAVAILABLE, or fails when strict', async () => {
+    const dead = 'http://127.0.0.1:9';
+    const degraded = await createContextServer(
+      loadConfig({
+        ENGRAM_PORT: '0',
+        ENGRAM_JWT_SECRET: secret,
+        ENGRAM_DATA_DIR: dataDir,
+        ENGRAM_LOG_LEVEL: 'silent',
+        ENGRAM_INGESTION_URL: allUrl,
+        ENGRAM_GOVERNANCE_URL: dead,
+        ENGRAM_RETRIEVAL_URL: dead,
+      }),
+      { handleSignals: false },
+    );
+    try {
+      const client = createClient(ContextService, createGrpcTransport({ baseUrl: degraded.server.url }));
+      const session = await newSession('jon');
+      await ingestion.appendMessages(
+        { parent: session, messages: [{ role: MessageRole.USER, content: 'Earlier question.' }] },
+        await as('jon'),
+      );
+      const response = await client.buildContext(
+        { session, userMessage: 'Now?', budget: { totalTokens: 1_000 } },
+        await as('jon'),
+      );
+      const layer = (l: ContextLayer) => response.layers.find((x) => x.layer === l)!;
+      expect(layer(ContextLayer.RETRIEVED_KNOWLEDGE).status).toBe(LayerStatus.UNAVAILABLE);
+      expect(layer(ContextLayer.EVERGREEN_FACTS).status).toBe(LayerStatus.UNAVAILABLE);
+      expect(layer(ContextLayer.RECENT_TURNS).itemsIncluded).toBe(1);
+      expect(response.messages.at(-1)!.content).toBe('Now?');
+      expect(
+        await failure(
+          client.buildContext(
+            { session, userMessage: 'Now?', budget: { totalTokens: 1_000 }, strict: true },
+            await as('jon'),
+          ),
+        ),
+      ).toMatchObject({ code: Code.Unavailable, reason: 'DEPENDENCY_UNAVAILABLE' });
+    } finally {
+      await degraded.server.shutdown();
+    }
   });
 });

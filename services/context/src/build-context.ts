@@ -10,7 +10,6 @@ import {
   TraceReason as TraceReasonEnum,
   type BuildContextRequest,
   type BuildContextResponseSchema,
-  type CompactionPolicy,
 } from '@engram/contracts/context';
 import { MemoryType, type GovernanceService } from '@engram/contracts/governance';
 import type { IngestionService, Session } from '@engram/contracts/ingestion';
@@ -29,6 +28,7 @@ import {
 import { SessionStateRepository, type SessionStateRecord, type Store } from '@engram/store';
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { ContextSettings } from './config.js';
+import { checkPolicy } from './policy.js';
 import { assemble } from './domain/assembly.js';
 import { tokenizerFor } from './domain/tokenizer.js';
 import {
@@ -73,6 +73,7 @@ const DEFAULT_MIN_SCORE = 0.3;
 const DEFAULT_EVERGREEN_MIN_CONFIDENCE = 0.7;
 const MAX_FACTS = 200;
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+const SESSION_NAME = /^sessions\/[0-9A-HJKMNP-TV-Z]{26}$/;
 
 const chars = (s: string) => Array.from(s).length;
 
@@ -131,38 +132,6 @@ const OPTIONAL_LAYERS: Readonly<Partial<Record<ContextLayer, OptionalLayer>>> = 
   [ContextLayer.RETRIEVED_KNOWLEDGE]: 'RETRIEVED_KNOWLEDGE',
   [ContextLayer.RECENT_TURNS]: 'RECENT_TURNS',
 };
-
-/** Validates the compaction policy's fields; returns the threshold (default applied). */
-export function checkCompactionPolicy(
-  policy: CompactionPolicy | undefined,
-  field: string,
-  defaults: ContextSettings['compaction'],
-) {
-  const range = (value: number | undefined, name: string, min: number, max: number, fallback: number) => {
-    if (value === undefined) return fallback;
-    if (!Number.isInteger(value) || value < min || value > max) {
-      throw errors.fieldInvalid(`${field}.${name}`, `expected an integer from ${min} to ${max}`);
-    }
-    return value;
-  };
-  return {
-    thresholdTokens: range(
-      policy?.thresholdTokens,
-      'threshold_tokens',
-      200,
-      1_000_000,
-      defaults.thresholdTokens,
-    ),
-    keepRecentTurns: range(policy?.keepRecentTurns, 'keep_recent_turns', 0, 200, defaults.keepRecentTurns),
-    summaryMaxTokens: range(
-      policy?.summaryMaxTokens,
-      'summary_max_tokens',
-      100,
-      4_000,
-      defaults.summaryMaxTokens,
-    ),
-  };
-}
 
 /** Validates everything that can be checked without reading data. */
 export function checkAssemblyRequest(request: AssemblyRequest, settings: ContextSettings): CheckedRequest {
@@ -284,7 +253,7 @@ export function checkAssemblyRequest(request: AssemblyRequest, settings: Context
   if (evergreen !== undefined && !(Number.isFinite(evergreen) && evergreen >= 0 && evergreen <= 1)) {
     throw errors.fieldInvalid('evergreen_min_confidence', 'expected 0.0 to 1.0');
   }
-  const policy = checkCompactionPolicy(request.compaction, 'compaction', settings.compaction);
+  const policy = checkPolicy(request.compaction, 'compaction', settings);
   return {
     sessionId,
     userMessage: request.userMessage,
@@ -613,7 +582,9 @@ async function search(
             score: r.score,
             text: round.text,
             ...(round.occurTime !== undefined ? { time: timestampMs(round.occurTime) } : {}),
-            sessionId: parseSessionName(round.session, 'round.session'),
+            ...(SESSION_NAME.test(round.session)
+              ? { sessionId: round.session.slice('sessions/'.length) }
+              : {}),
           },
         ];
       }

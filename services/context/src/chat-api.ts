@@ -17,10 +17,12 @@ import {
   requirePrincipal,
   type Principal,
 } from '@engram/runtime';
-import { checkRequestId, previousResult, rememberResult, requestKeyOf } from '@engram/store';
+import { checkRequestId, previousResult, rememberResult, requestHash, requestKeyOf } from '@engram/store';
 import { buildContext, type BuildDeps } from './build-context.js';
 import { chatMethodOf } from './chat-replays.js';
-import { checkPolicy, type Compactions } from './compaction-api.js';
+import { reasonOf } from './failures.js';
+import type { Compactions } from './compaction-api.js';
+import { checkPolicy } from './policy.js';
 import type { AssembledMessage } from './domain/types.js';
 import { readSession, readTail } from './session-access.js';
 
@@ -171,7 +173,7 @@ export async function* chat(
   if (request.model !== '' && !deps.settings.allowedChatModels.includes(request.model)) {
     throw errors.fieldInvalid(
       'model',
-      `not among the allowed chat models (${deps.settings.allowedChatModels.join(', ')})`,
+      'not among the chat models this server allows (ENGRAM_CHAT_ALLOWED_MODELS)',
     );
   }
   const modelName = request.model !== '' ? request.model : model.model;
@@ -203,7 +205,8 @@ export async function* chat(
     throw errors.failedPrecondition('SESSION_CLOSED', `${session.name} is closed`, { name: session.name });
   }
   if (appendMode === ChatAppendMode.REPLY_ONLY) {
-    const newest = built.tail.messages.at(-1);
+    // The tail ends at the newest message unless everything is compacted: then read that one.
+    const newest = built.tail.messages.at(-1) ?? (await newestMessage(deps, session.name, ctx));
     if (newest === undefined || newest.role !== MessageRole.USER || newest.content !== request.userMessage) {
       throw errors.failedPrecondition(
         'STATE_CONFLICT',
@@ -239,6 +242,8 @@ export async function* chat(
   }
   if (done === undefined) throw errors.unavailable('model', 'the model stream ended without a result');
 
+  // A client that went away while the model finished appends nothing.
+  ctx.signal.throwIfAborted();
   // Append once, conditional on the session being as the context saw it.
   const appended = await append(
     deps,
@@ -249,6 +254,7 @@ export async function* chat(
     done,
     modelName,
     session.lastSequence,
+    key === undefined ? undefined : `chat-${requestHash({ key, body }).slice(0, 40)}`,
   );
   const recorded: Recorded = {
     context: toJson(BuildContextResponseSchema, create(BuildContextResponseSchema, context)),
@@ -262,7 +268,12 @@ export async function* chat(
     promptTokens: done.usage.promptTokens,
     completionTokens: done.usage.completionTokens,
   };
-  if (key !== undefined) await rememberResult(deps.store, key, body, recorded);
+  if (key !== undefined) {
+    // The turn is appended: a failure to record the replay must not report the call as failed.
+    await rememberResult(deps.store, key, body, recorded).catch((error: unknown) => {
+      deps.logger.warn({ session: session.name, reason: reasonOf(error) }, 'chat replay not recorded');
+    });
+  }
 
   const autoCompact = (request.autoCompact ?? true) && appended.any;
   let compactionStarted = false;
@@ -310,6 +321,7 @@ async function append(
   done: ChatDoneEvent,
   modelName: string,
   expectedLastSequence: bigint,
+  requestId: string | undefined,
 ): Promise<{ userMessage: string; assistantMessage: string; any: boolean }> {
   if (mode === ChatAppendMode.NONE) return { userMessage: '', assistantMessage: '', any: false };
   const messages: MessageInitShape<typeof MessageSchema>[] = [];
@@ -317,11 +329,12 @@ async function append(
   const hasReply = done.text !== '' || done.toolCalls.length > 0;
   if (hasReply) {
     const text = Array.from(done.text);
-    const truncated = text.length > MAX_STORED_CHARS || done.toolCalls.length > MAX_TOOL_CALLS;
+    const calls = storableToolCalls(done.toolCalls);
+    const truncated = text.length > MAX_STORED_CHARS || calls.changed;
     messages.push({
       role: MessageRole.ASSISTANT,
       content: text.slice(0, MAX_STORED_CHARS).join(''),
-      toolCalls: done.toolCalls.slice(0, MAX_TOOL_CALLS).map((c) => ({ ...c })),
+      toolCalls: calls.calls,
       metadata: {
         'engram.model': modelName,
         'engram.finish_reason': done.finishReason,
@@ -333,7 +346,12 @@ async function append(
   let stored: Message[];
   try {
     const response = await deps.ingestion.appendMessages(
-      { parent: sessionName, messages, expectedLastSequence },
+      {
+        parent: sessionName,
+        messages,
+        expectedLastSequence,
+        ...(requestId !== undefined ? { requestId } : {}),
+      },
       // Not the stream's signal: once the answer is complete, the append must not be cut short.
       detached(ctx),
     );
@@ -346,6 +364,55 @@ async function append(
   return { userMessage: user?.name ?? '', assistantMessage: assistant?.name ?? '', any: true };
 }
 
+/** The session's newest message, if any. */
+async function newestMessage(
+  deps: ChatDeps,
+  sessionName: string,
+  ctx: HandlerContext,
+): Promise<Message | undefined> {
+  try {
+    const { messages } = await deps.ingestion.listMessages(
+      { parent: sessionName, pageSize: 1, newestFirst: true },
+      forwardedCallOptions(ctx),
+    );
+    return messages[0];
+  } catch (error) {
+    throw dependencyFailure('ingestion', error);
+  }
+}
+
+const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+const MAX_TOOL_CALL_ID = 128;
+
+/**
+ * The model's tool calls as ingestion stores them: at most 32, each with a valid name and id and
+ * arguments of at most 32,000 characters; `changed` when anything had to be cut or left out.
+ */
+function storableToolCalls(calls: ChatDoneEvent['toolCalls']) {
+  const ids = new Set<string>();
+  const valid = calls.filter((c) => {
+    const ok =
+      TOOL_NAME.test(c.name) &&
+      c.id.trim() !== '' &&
+      Array.from(c.id).length <= MAX_TOOL_CALL_ID &&
+      !ids.has(c.id);
+    ids.add(c.id);
+    return ok;
+  });
+  const kept = valid.slice(0, MAX_TOOL_CALLS).map((c) => {
+    const args = Array.from(c.argumentsJson);
+    return {
+      id: c.id,
+      name: c.name,
+      argumentsJson:
+        args.length > MAX_STORED_CHARS ? args.slice(0, MAX_STORED_CHARS).join('') : c.argumentsJson,
+    };
+  });
+  const changed =
+    kept.length !== calls.length || kept.some((c, i) => c.argumentsJson !== calls[i]?.argumentsJson);
+  return { calls: kept, changed };
+}
+
 function compactInBackground(
   deps: ChatDeps,
   principal: Principal,
@@ -355,7 +422,7 @@ function compactInBackground(
 ): void {
   void deps.compactions.compactIfDue(principal, session, policy, call).catch((error: unknown) => {
     deps.logger.warn(
-      { session: session.name, err: String(error) },
+      { session: session.name, reason: reasonOf(error) },
       'automatic compaction failed; retried next turn',
     );
   });

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { CallOptions, Client, HandlerContext } from '@connectrpc/connect';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { timestampMs } from '@bufbuild/protobuf/wkt';
@@ -7,16 +6,21 @@ import {
   CompactionOutcome,
   type CompactSessionRequest,
   type CompactSessionResponseSchema,
-  type CompactionPolicy,
 } from '@engram/contracts/context';
 import { Scope } from '@engram/contracts/common';
-import { MemoryType, SourceKind, type GovernanceService } from '@engram/contracts/governance';
+import {
+  DecisionOutcome,
+  MemoryType,
+  SourceKind,
+  type GovernanceService,
+} from '@engram/contracts/governance';
 import { MessageRole, type IngestionService, type Message, type Session } from '@engram/contracts/ingestion';
 import { parseSessionName } from '@engram/resources';
 import {
   dependencyFailure,
   errors,
   forwardedCallOptions,
+  isEngramError,
   requirePrincipal,
   type Logger,
   type Principal,
@@ -34,13 +38,15 @@ import {
   type SessionStateRecord,
   type Store,
 } from '@engram/store';
-import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
-import { checkCompactionPolicy, sendMark } from './build-context.js';
+import { repairMark, sendMark } from './build-context.js';
+import { reasonOf } from './failures.js';
+import { checkPolicy, type CheckedPolicy } from './policy.js';
 import type { ContextSettings } from './config.js';
-import type { Compactor } from './domain/compaction/index.js';
+import { TRANSCRIPT_LIMITS, type Compactor } from './domain/compaction/index.js';
 import type { CompactionMessage, CompactionResult } from './domain/types.js';
 import { readSession, readTail, stateMessage, turnCandidate } from './session-access.js';
 import type { SessionLocks } from './session-locks.js';
+import { countO200kTokens } from './domain/tokenizer.js';
 
 /** What CompactSession is built from. */
 export interface CompactionDeps {
@@ -65,33 +71,6 @@ const MAX_COMPACTED_PER_CALL = 2_000;
 /** Governance's `Evidence.messages` limit. */
 const MAX_EVIDENCE = 100;
 const MAX_ITEMS = 50;
-
-/** A compaction's policy with every field set, and the mode asked for. */
-export interface CheckedPolicy {
-  readonly thresholdTokens: number;
-  readonly keepRecentTurns: number;
-  readonly summaryMaxTokens: number;
-  readonly mode: 'AUTO' | 'MODEL' | 'OFFLINE';
-}
-
-/** Validates a compaction policy (defaults applied). */
-export function checkPolicy(
-  policy: CompactionPolicy | undefined,
-  field: string,
-  settings: ContextSettings,
-): CheckedPolicy {
-  const sizes = checkCompactionPolicy(policy, field, settings.compaction);
-  const mode = policy?.mode ?? CompactionMode.UNSPECIFIED;
-  const modes: Partial<Record<CompactionMode, CheckedPolicy['mode']>> = {
-    [CompactionMode.UNSPECIFIED]: 'AUTO',
-    [CompactionMode.AUTO]: 'AUTO',
-    [CompactionMode.MODEL]: 'MODEL',
-    [CompactionMode.OFFLINE]: 'OFFLINE',
-  };
-  const checked = modes[mode];
-  if (checked === undefined) throw errors.fieldInvalid(`${field}.mode`, 'unknown value');
-  return { ...sizes, mode: checked };
-}
 
 type Response = MessageInitShape<typeof CompactSessionResponseSchema>;
 
@@ -135,8 +114,16 @@ export class Compactions {
       const previous = await previousResult<Recorded>(this.deps.store, key, body);
       if (previous !== undefined) return this.present(principal, session, previous, call);
     }
-    const recorded = await this.run(principal, session, policy, compactor, request.force, call, (write) =>
-      idempotent(this.deps.store, key, body, write).then((r) => r.result),
+    const recorded = await this.run(
+      principal,
+      session,
+      policy,
+      compactor,
+      request.force,
+      call,
+      (write) => idempotent(this.deps.store, key, body, write).then((r) => r.result),
+      () =>
+        key === undefined ? Promise.resolve(undefined) : previousResult<Recorded>(this.deps.store, key, body),
     );
     return this.present(principal, session, recorded, call);
   }
@@ -178,62 +165,83 @@ export class Compactions {
     force: boolean,
     call: CallOptions,
     commit: (write: Parameters<typeof idempotent<Recorded>>[3]) => Promise<Recorded>,
+    replay: () => Promise<Recorded | undefined> = () => Promise.resolve(undefined),
   ): Promise<Recorded> {
     const { tenantId } = principal;
     const sessionId = session.name.slice('sessions/'.length);
     let previousSummaryMemory: string | undefined;
     const recorded = await this.deps.locks.run(`${tenantId}/${sessionId}`, async () => {
-      const state = await this.states.get(tenantId, sessionId);
-      const skipped = (outcome: Recorded['outcome']): Promise<Recorded> =>
-        commit(() => Promise.resolve(skip(outcome)));
-      const tail = await readTail(this.deps.ingestion, session, state.compactedThroughSequence, call, 0);
-      if (!force && tail.uncompactedTokens <= policy.thresholdTokens)
-        return skipped('SKIPPED_BELOW_THRESHOLD');
-      const messages = await readOldest(this.deps.ingestion, session, state.compactedThroughSequence, call);
-      const cut = compactionCut(messages, tail.uncompactedMessageCount, policy.keepRecentTurns);
-      if (cut === 0) return skipped('SKIPPED_NOTHING_TO_COMPACT');
-      const compacted = messages.slice(0, cut);
-      const unresolved = state.openLoops.filter((l) => l.resolved !== true);
-      const result = await compactor.compact(
-        { summary: state.summary, keyPoints: state.keyPoints, openLoops: unresolved },
-        compacted.map(compactionMessage),
-        {
-          summaryMaxTokens: policy.summaryMaxTokens,
-          countTokens,
-          language: session.languageCode,
-          ...(call.signal !== undefined ? { signal: call.signal } : {}),
-        },
-      );
-      const through = Number(compacted[compacted.length - 1]?.sequence ?? 0);
-      // (1) The SUMMARY memory, through governance with the caller's credential.
-      const memory = await this.writeSummaryMemory(session, compacted, result.summary, through, call);
-      previousSummaryMemory = state.summaryMemoryId;
-      // (2) The new state with the moved mark, atomically with the request id.
-      return commit(async (trx) => {
-        const now = Date.now();
-        const next = merge(state, result, compacted, now);
-        await this.states.save(trx, tenantId, sessionId, state.version, {
-          summary: result.summary,
-          summaryTokenCount: countTokens(result.summary),
-          keyPoints: next.keyPoints,
-          openLoops: next.openLoops,
-          compactedThroughSequence: through,
-          summaryMemoryId: memory.slice('memories/'.length),
-          lastCompactedAt: now,
-        });
-        return {
-          outcome: 'COMPACTED',
-          messagesCompacted: compacted.length,
-          summaryMemory: memory,
-          keyPointsAdded: next.keyPointsAdded,
-          openLoopsAdded: next.openLoopsAdded,
-          openLoopsResolved: next.openLoopsResolved,
-          mode: compactor.mode,
-          promptTokens: result.usage.promptTokens,
-          completionTokens: result.usage.completionTokens,
-          model: compactor.mode === 'MODEL' ? (this.deps.modelName ?? '') : 'offline',
-        } satisfies Recorded;
-      });
+      // A retry queued behind the call it repeats gets that call's result.
+      const replayed = await replay();
+      if (replayed !== undefined) return replayed;
+      for (let attempt = 1; ; attempt++) {
+        const state = await this.states.get(tenantId, sessionId);
+        // Re-send a committed mark ingestion has not acknowledged yet (blueprint: on the next compaction).
+        repairMark(this.deps, principal, session, state);
+        const skipped = (outcome: Recorded['outcome']): Promise<Recorded> =>
+          commit(() => Promise.resolve(skip(outcome)));
+        const tail = await readTail(this.deps.ingestion, session, state.compactedThroughSequence, call, 0);
+        if (!force && tail.uncompactedTokens <= policy.thresholdTokens)
+          return skipped('SKIPPED_BELOW_THRESHOLD');
+        const messages = await readOldest(this.deps.ingestion, session, state.compactedThroughSequence, call);
+        const cut = compactionCut(messages, tail.uncompactedMessageCount, policy.keepRecentTurns);
+        if (cut === 0) return skipped('SKIPPED_NOTHING_TO_COMPACT');
+        const compacted = messages.slice(0, cut);
+        const unresolved = state.openLoops.filter((l) => l.resolved !== true);
+        const result = await compactor.compact(
+          { summary: state.summary, keyPoints: state.keyPoints, openLoops: unresolved },
+          compacted.map(compactionMessage),
+          {
+            summaryMaxTokens: policy.summaryMaxTokens,
+            countTokens: countO200kTokens,
+            language: session.languageCode,
+            ...(call.signal !== undefined ? { signal: call.signal } : {}),
+          },
+        );
+        const summary = clipSummary(result.summary);
+        const through = Number(compacted[compacted.length - 1]?.sequence ?? 0);
+        // (1) The SUMMARY memory, through governance with the caller's credential.
+        const memory =
+          summary === ''
+            ? undefined
+            : await this.writeSummaryMemory(session, compacted, summary, through, call);
+        previousSummaryMemory = state.summaryMemoryId;
+        try {
+          // (2) The new state with the moved mark, atomically with the request id.
+          return await commit(async (trx) => {
+            const now = Date.now();
+            const next = merge(state, result, compacted, now);
+            await this.states.save(trx, tenantId, sessionId, state.version, {
+              summary,
+              summaryTokenCount: countO200kTokens(summary),
+              keyPoints: next.keyPoints,
+              openLoops: next.openLoops,
+              compactedThroughSequence: through,
+              summaryMemoryId: memory?.name.slice('memories/'.length) ?? state.summaryMemoryId,
+              lastCompactedAt: now,
+            });
+            return {
+              outcome: 'COMPACTED',
+              messagesCompacted: compacted.length,
+              summaryMemory: memory?.name ?? '',
+              keyPointsAdded: next.keyPointsAdded,
+              openLoopsAdded: next.openLoopsAdded,
+              openLoopsResolved: next.openLoopsResolved,
+              mode: compactor.mode,
+              promptTokens: result.usage.promptTokens,
+              completionTokens: result.usage.completionTokens,
+              model: compactor.mode === 'MODEL' ? (this.deps.modelName ?? '') : 'offline',
+            } satisfies Recorded;
+          });
+        } catch (error) {
+          // Nothing of this attempt may stay: remove the memory it wrote (not one it merged into).
+          if (memory?.created === true)
+            await this.deleteMemory(memory.name, 'compaction not committed', call);
+          // Another process wrote the state meanwhile: compact again from what it wrote.
+          if (isEngramError(error) && error.reason === 'ETAG_MISMATCH' && attempt < 3) continue;
+          throw error;
+        }
+      }
     });
     if (recorded.outcome === 'COMPACTED') {
       this.deps.logger.info(
@@ -241,32 +249,37 @@ export class Compactions {
         'session compacted',
       );
       // (3) Mirror the mark on ingestion's messages; a failure is repaired on the next turn.
-      const state = await this.states.get(tenantId, sessionId);
-      await sendMark(this.deps, tenantId, session.name, state).catch((error: unknown) => {
+      try {
+        await sendMark(this.deps, tenantId, session.name, await this.states.get(tenantId, sessionId));
+      } catch (error) {
         this.deps.logger.warn(
-          { session: session.name, err: String(error) },
+          { session: session.name, reason: reasonOf(error) },
           'compaction mark not yet acknowledged',
         );
-      });
+      }
       // The new summary memory supersedes the previous one of the session.
       if (
         previousSummaryMemory !== undefined &&
+        recorded.summaryMemory !== '' &&
         `memories/${previousSummaryMemory}` !== recorded.summaryMemory
       ) {
-        await this.deps.governance
-          .deleteMemory(
-            { name: `memories/${previousSummaryMemory}`, reason: `superseded by ${recorded.summaryMemory}` },
-            call,
-          )
-          .catch((error: unknown) => {
-            this.deps.logger.warn(
-              { session: session.name, err: String(error) },
-              'previous summary memory not deleted',
-            );
-          });
+        await this.deleteMemory(
+          `memories/${previousSummaryMemory}`,
+          `superseded by ${recorded.summaryMemory}`,
+          call,
+        );
       }
     }
     return recorded;
+  }
+
+  /** Deletes a summary memory through governance, best effort (a failure is logged). */
+  private async deleteMemory(name: string, reason: string, call: CallOptions): Promise<void> {
+    try {
+      await this.deps.governance.deleteMemory({ name, reason }, call);
+    } catch (error) {
+      this.deps.logger.warn({ memory: name, reason: reasonOf(error) }, 'summary memory not deleted');
+    }
   }
 
   private async writeSummaryMemory(
@@ -275,12 +288,10 @@ export class Compactions {
     summary: string,
     through: number,
     call: CallOptions,
-  ): Promise<string> {
-    const digest = createHash('sha256').update(summary).digest('hex').slice(0, 16);
+  ): Promise<{ name: string; created: boolean }> {
     const last = compacted[compacted.length - 1];
-    const sessionId = session.name.slice('sessions/'.length);
     try {
-      const { memory } = await this.deps.governance.createMemory(
+      const { memory, decision } = await this.deps.governance.createMemory(
         {
           memory: {
             type: MemoryType.SUMMARY,
@@ -293,13 +304,14 @@ export class Compactions {
             ...(last?.occurTime !== undefined ? { occurTime: last.occurTime } : {}),
             metadata: { 'engram.session': session.name, 'engram.compacted_through': String(through) },
           },
-          requestId: `cmp-${sessionId}-${through}-${digest}`,
+          // One id per attempt: an attempt that does not commit deletes its memory.
+          requestId: `cmp-${newId()}`,
         },
         call,
       );
       if (memory === undefined || memory.name === '')
         throw errors.unavailable('governance', 'no memory returned');
-      return memory.name;
+      return { name: memory.name, created: decision?.outcome !== DecisionOutcome.MERGED_DUPLICATE };
     } catch (error) {
       throw dependencyFailure('governance', error);
     }
@@ -332,6 +344,19 @@ export class Compactions {
       },
     };
   }
+}
+
+/** Governance's limit on a memory's text (memory.proto), code points. */
+const MAX_SUMMARY_CHARS = 8_000;
+
+/** The summary within governance's text limit: cut at the last sentence end that fits, marked `…`. */
+export function clipSummary(summary: string): string {
+  const text = summary.trim();
+  const points = Array.from(text);
+  if (points.length <= MAX_SUMMARY_CHARS) return text;
+  const head = points.slice(0, MAX_SUMMARY_CHARS - 1).join('');
+  const end = Math.max(...['。', '！', '？', '. ', '! ', '? ', '\n'].map((mark) => head.lastIndexOf(mark)));
+  return `${end > head.length / 2 ? head.slice(0, end + 1).trimEnd() : head}…`;
 }
 
 function skip(outcome: Recorded['outcome']): Recorded {
@@ -386,6 +411,16 @@ async function readOldest(
 export function compactionCut(messages: readonly Message[], tailCount: number, keep: number): number {
   let cut = Math.min(tailCount - keep, messages.length, MAX_COMPACTED_PER_CALL);
   if (cut <= 0) return 0;
+  // No more than a model's transcript shows (prompt.ts): what it cannot see is left for later.
+  let chars = 0;
+  for (let i = 0; i < cut; i++) {
+    const content = messages[i]?.content ?? '';
+    chars += Math.min(content.length, TRANSCRIPT_LIMITS.maxMessageChars) + 40;
+    if (chars > TRANSCRIPT_LIMITS.maxChars && i > 0) {
+      cut = i;
+      break;
+    }
+  }
   const answers = (m: Message | undefined) =>
     m !== undefined && (m.role === MessageRole.ASSISTANT || m.role === MessageRole.TOOL);
   while (cut > 0 && answers(messages[cut])) cut--;

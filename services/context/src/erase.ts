@@ -2,6 +2,7 @@ import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import type { ContextService } from '@engram/contracts/context';
 import { errors, requirePrincipal, requireRole, type Logger } from '@engram/runtime';
+import { chatMethodOf } from './chat-replays.js';
 import {
   checkRequestId,
   idempotent,
@@ -108,6 +109,31 @@ export function createEraseHandlers(deps: EraseDeps): Partial<ServiceImpl<typeof
         });
         sessionStates += deleted;
         if (deleted === 0) break;
+      }
+      // The recorded Chat replays of those sessions, whenever they were recorded.
+      for (let after = ''; ;) {
+        checkCancelled(ctx);
+        const sessions = await deps.store.db
+          .selectFrom('sessions')
+          .select('id')
+          .where('tenant_id', '=', tenantId)
+          .where('owner_id', '=', subject)
+          .where('created_at', '<=', cutoff)
+          .where('id', '>', after)
+          .orderBy('id')
+          .limit(batchSize)
+          .execute();
+        if (sessions.length === 0) break;
+        await deps.store.db
+          .deleteFrom('request_ids')
+          .where('tenant_id', '=', tenantId)
+          .where(
+            'method',
+            'in',
+            sessions.map((row) => chatMethodOf(row.id)),
+          )
+          .execute();
+        after = sessions[sessions.length - 1]?.id ?? after;
       }
       checkCancelled(ctx);
       const { result } = await idempotent(deps.store, key, body, async (trx) => {

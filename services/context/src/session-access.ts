@@ -21,7 +21,9 @@ export function parseStateName(name: string, field = 'name'): string {
 
 /** An opaque token that changes on every write of the state. */
 export function stateEtag(state: SessionStateRecord): string {
-  return state.version === 0 ? '' : `"${state.version.toString(36)}.${(state.updatedAt ?? 0).toString(36)}"`;
+  return state.version === 0
+    ? '"0"'
+    : `"${state.version.toString(36)}.${(state.updatedAt ?? 0).toString(36)}"`;
 }
 
 /** The uncompacted tail of a session, as measured when the state is read. */

@@ -25,10 +25,10 @@ import {
   type SessionStateRecord,
   type Store,
 } from '@engram/store';
-import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { chatMethodOf } from './chat-replays.js';
 import { parseStateName, readSession, readTail, stateEtag, stateMessage } from './session-access.js';
 import type { SessionLocks } from './session-locks.js';
+import { countO200kTokens } from './domain/tokenizer.js';
 
 /** What the session-state methods are built from. */
 export interface StateDeps {
@@ -100,7 +100,7 @@ export function createStateHandlers(
           const now = Date.now();
           return states.save(trx, principal.tenantId, sessionId, current.version, {
             summary: summary ?? current.summary,
-            summaryTokenCount: summary === undefined ? current.summaryTokenCount : countTokens(summary),
+            summaryTokenCount: summary === undefined ? current.summaryTokenCount : countO200kTokens(summary),
             keyPoints:
               keyPoints === undefined
                 ? current.keyPoints
@@ -194,23 +194,27 @@ async function checkSourcesExist(
   call: Parameters<Client<typeof IngestionService>['getMessage']>[1],
 ): Promise<void> {
   const ids = [...new Set(items.flatMap((i) => i.sourceMessageIds))];
-  await Promise.all(
-    ids.map(async (id) => {
-      const name = `sessions/${sessionId}/messages/${id}`;
-      try {
-        await ingestion.getMessage({ name }, call);
-      } catch (error) {
-        const failure = dependencyFailure('ingestion', error);
-        if (ConnectError.from(failure).code === Code.NotFound) {
-          throw errors.fieldInvalid(
-            'session_state.source_messages',
-            `${name} is not a message of this session`,
-          );
+  // At most 20 reads at a time.
+  for (let i = 0; i < ids.length; i += 20) await checkSome(ids.slice(i, i + 20));
+  async function checkSome(some: readonly string[]) {
+    await Promise.all(
+      some.map(async (id) => {
+        const name = `sessions/${sessionId}/messages/${id}`;
+        try {
+          await ingestion.getMessage({ name }, call);
+        } catch (error) {
+          const failure = dependencyFailure('ingestion', error);
+          if (ConnectError.from(failure).code === Code.NotFound) {
+            throw errors.fieldInvalid(
+              'session_state.source_messages',
+              `${name} is not a message of this session`,
+            );
+          }
+          throw failure;
         }
-        throw failure;
-      }
-    }),
-  );
+      }),
+    );
+  }
 }
 
 /**

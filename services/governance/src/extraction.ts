@@ -3,7 +3,7 @@ import { timestampMs } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError, type Client } from '@connectrpc/connect';
 import { MessageRole, type IngestionService } from '@engram/contracts/ingestion';
 import type { Logger } from '@engram/runtime';
-import { errors, isEngramError } from '@engram/runtime';
+import { dependencyFailure, errors, isEngramError } from '@engram/runtime';
 import {
   ExtractionJobRepository,
   MemoryRepository,
@@ -102,16 +102,12 @@ export function ingestionFailure(error: unknown, name: string): Error {
   if (connectError.code === Code.NotFound || connectError.code === Code.PermissionDenied) {
     return errors.notFound(name);
   }
-  if (
-    connectError.code === Code.Unavailable ||
-    connectError.code === Code.DeadlineExceeded ||
-    connectError.code === Code.Unimplemented
-  ) {
+  if (connectError.code === Code.DeadlineExceeded) {
     return errors.unavailable('ingestion', `ingestion could not be reached: ${connectError.rawMessage}`, {
       cause: error,
     });
   }
-  return connectError;
+  return dependencyFailure('ingestion', error);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { countInBoundedPieces } from '@engram/lexical';
 import { countTokens as countCl100k } from 'gpt-tokenizer/encoding/cl100k_base';
 import { countTokens as countO200k } from 'gpt-tokenizer/encoding/o200k_base';
 import type { AssembledMessage, ToolDescription, Tokenizer } from './types.js';
@@ -90,9 +91,12 @@ const APPROXIMATE_SAFETY_FACTOR = 1.1;
  */
 const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 
+/** Long runs without spaces are counted in pieces (see `countInBoundedPieces`). */
 const RAW_COUNTERS: Readonly<Record<Encoding, (text: string) => number>> = {
-  o200k_base: (text) => (text === '' ? 0 : countO200k(text, PLAIN_TEXT)),
-  cl100k_base: (text) => (text === '' ? 0 : countCl100k(text, PLAIN_TEXT)),
+  o200k_base: (text) =>
+    text === '' ? 0 : countInBoundedPieces(text, (piece) => countO200k(piece, PLAIN_TEXT)),
+  cl100k_base: (text) =>
+    text === '' ? 0 : countInBoundedPieces(text, (piece) => countCl100k(piece, PLAIN_TEXT)),
 };
 
 function longestPrefix<T>(name: string, entries: readonly (readonly [string, T])[]): T | undefined {
@@ -215,4 +219,12 @@ export function tokenizerFor(model: string, options: TokenizerOptions = {}): Tok
     countMessage,
     countToolParameter: (tool) => scale(rawToolTokens(tool, encoding, raw)),
   };
+}
+
+/**
+ * Tokens of `text` in `o200k_base` without any safety factor: the model-independent count the
+ * session state stores (`summary_token_count`) and compaction budgets, as ingestion counts messages.
+ */
+export function countO200kTokens(text: string): number {
+  return RAW_COUNTERS.o200k_base(text);
 }

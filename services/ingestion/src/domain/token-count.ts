@@ -1,3 +1,4 @@
+import { countInBoundedPieces } from '@engram/lexical';
 import { countTokens as countO200k } from 'gpt-tokenizer/encoding/o200k_base';
 
 /**
@@ -7,5 +8,6 @@ import { countTokens as countO200k } from 'gpt-tokenizer/encoding/o200k_base';
  * (decision 0015).
  */
 export function countTokens(text: string): number {
-  return countO200k(text);
+  // Long runs without spaces are counted in pieces: BPE is quadratic in their length.
+  return countInBoundedPieces(text, countO200k);
 }

@@ -12,5 +12,6 @@ export {
   COMPACT_PROMPT_VERSION,
   compactionAnswerSchema,
   compactionPrompt,
+  TRANSCRIPT_LIMITS,
   type CompactionAnswer,
 } from './prompt.js';
