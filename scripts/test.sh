@@ -7,6 +7,8 @@ step() { printf '\n==> %s\n' "$*"; }
 
 step "test dependencies: MariaDB"
 bash scripts/ensure-mariadb.sh
+step "test dependencies: Python gRPC toolchain (polyglot client test)"
+bash scripts/ensure-python.sh
 
 step "contracts: buf lint"
 npx --no-install buf lint
