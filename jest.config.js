@@ -38,6 +38,7 @@ export default {
         '<rootDir>/services/*/src/**/*.spec.ts',
         '<rootDir>/apps/*/src/**/*.spec.ts',
         '<rootDir>/bench/**/*.spec.ts',
+        '<rootDir>/deploy/test/**/*.spec.ts',
       ],
     },
     {
