@@ -19,6 +19,7 @@ import { judge } from './domain/rules/engine.js';
 import { redactCandidateForRecord } from './domain/rules/record.js';
 import type { GovernancePolicy } from './domain/rules/policy.js';
 import type { Judgement, MemoryPlace, RuleLookups, RulePrincipal } from './domain/rules/types.js';
+import { withDefaultEvergreen } from './domain/evergreen.js';
 
 /** What one extractor run produced. */
 export interface ExtractorOutput {
@@ -393,7 +394,8 @@ export class ExtractionRunner {
           },
         ),
       );
-      const candidates = runs.flatMap((r) => r.candidates);
+      // Profile facts the user stated are evergreen by default (domain/evergreen.ts).
+      const candidates = runs.flatMap((r) => r.candidates).map(withDefaultEvergreen);
       const failed = runs.filter((r) => r.run.state === 'FAILED');
       const storedRuns = runs.map((r) => r.run);
       if (failed.length > 0 && failed.length === runs.filter((r) => r.run.state !== 'SKIPPED').length) {
