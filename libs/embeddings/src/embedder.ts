@@ -1,4 +1,4 @@
-import { errors } from '@engram/runtime';
+import { embeddingMetrics, errors } from '@engram/runtime';
 
 /**
  * What a text is embedded as. Retrieval models may embed a search query differently from the
@@ -46,6 +46,25 @@ export interface Embedder {
   embed(texts: readonly string[], kind: EmbeddingKind, options?: EmbedOptions): Promise<EmbeddingResult>;
   /** Releases the model or client; `embed` rejects afterwards. Idempotent. */
   close(): Promise<void>;
+}
+
+/**
+ * Runs one `embed` call's work for `texts` texts and records it in the process's metrics:
+ * `engram_embedding_texts_total` (throughput) on success and the call's latency either way.
+ */
+export async function measureEmbedding<T>(model: string, texts: number, work: () => Promise<T>): Promise<T> {
+  if (texts === 0) return work();
+  const metrics = embeddingMetrics();
+  const started = performance.now();
+  try {
+    const result = await work();
+    metrics.texts.inc({ model }, texts);
+    metrics.duration.observe({ model, outcome: 'ok' }, (performance.now() - started) / 1000);
+    return result;
+  } catch (error) {
+    metrics.duration.observe({ model, outcome: 'error' }, (performance.now() - started) / 1000);
+    throw error;
+  }
 }
 
 /** Scales `vector` to unit length in place (a zero vector stays zero) and returns it. */

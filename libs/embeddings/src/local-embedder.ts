@@ -2,6 +2,7 @@ import { env, pipeline, type FeatureExtractionPipeline, type Tensor } from '@hug
 import {
   checkOpen,
   checkTexts,
+  measureEmbedding,
   normalize,
   type EmbedOptions,
   type Embedder,
@@ -123,7 +124,7 @@ export class LocalEmbedder implements Embedder {
     signal?.throwIfAborted();
     const vectors: Float32Array[] = [];
     const truncated: boolean[] = [];
-    if (texts.length > 0) {
+    await measureEmbedding(this.model, texts.length, async () => {
       const model = await this.acquire();
       const prefix = kind === 'query' ? this.queryInstruction : '';
       for (const text of texts) {
@@ -136,7 +137,7 @@ export class LocalEmbedder implements Embedder {
         vectors.push(one.vector);
         truncated.push(one.truncated);
       }
-    }
+    });
     return { vectors, truncated, model: this.model, dimensions: this.dimensions };
   }
 

@@ -4,6 +4,7 @@ import OpenAI from 'openai';
 import {
   checkOpen,
   checkTexts,
+  measureEmbedding,
   normalize,
   type EmbedOptions,
   type Embedder,
@@ -103,10 +104,12 @@ export class OpenAIEmbedder implements Embedder {
     signal?.throwIfAborted();
     const prefix = kind === 'query' ? this.queryInstruction : '';
     const vectors: Float32Array[] = [];
-    for (let start = 0; start < texts.length; start += this.batchSize) {
-      const batch = texts.slice(start, start + this.batchSize).map((text) => prefix + text);
-      vectors.push(...(await this.embedBatch(batch, signal)));
-    }
+    await measureEmbedding(this.model, texts.length, async () => {
+      for (let start = 0; start < texts.length; start += this.batchSize) {
+        const batch = texts.slice(start, start + this.batchSize).map((text) => prefix + text);
+        vectors.push(...(await this.embedBatch(batch, signal)));
+      }
+    });
     return {
       vectors,
       truncated: vectors.map(() => false),

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { errors, type EngramError, type Logger } from '@engram/runtime';
+import { errors, modelMetrics, type EngramError, type Logger, type ModelMetrics } from '@engram/runtime';
 import OpenAI from 'openai';
 import type {
   ChatCompletion,
@@ -160,6 +160,8 @@ export class OpenAIChatModel implements ChatModel, StreamingChatModel {
   private readonly initialBackoffMs: number;
   private readonly maxBackoffMs: number;
   private readonly logger: Logger | undefined;
+  /** Latency and tokens per call, in the process's Prometheus registry. */
+  private readonly metrics: ModelMetrics = modelMetrics();
 
   constructor(options: OpenAIChatModelOptions) {
     this.model = options.model;
@@ -248,6 +250,37 @@ export class OpenAIChatModel implements ChatModel, StreamingChatModel {
    * cut off (`length`, `content_filter`) drops its incomplete calls.
    */
   async *streamChat(request: StreamChatRequest): AsyncGenerator<ChatStreamEvent, void, undefined> {
+    const requested = request.model === '' ? undefined : request.model;
+    const started = performance.now();
+    // A model the client named is a label only once the endpoint has served it (bounded labels).
+    let model = requested === undefined ? this.model : '(requested)';
+    let outcome: 'ok' | 'error' | 'cancelled' = 'cancelled';
+    try {
+      for await (const event of this.streamReply(request)) {
+        if (event.type === 'done') {
+          outcome = 'ok';
+          model = requested ?? this.model;
+          this.countTokens(model, 'stream_chat', event.usage.promptTokens, event.usage.completionTokens);
+        }
+        yield event;
+      }
+    } catch (error) {
+      outcome = 'error';
+      throw error;
+    } finally {
+      this.metrics.duration.observe(
+        { model, operation: 'stream_chat', outcome },
+        (performance.now() - started) / 1000,
+      );
+    }
+  }
+
+  private countTokens(model: string, operation: string, prompt: number, completion: number): void {
+    this.metrics.tokens.inc({ model, operation, kind: 'prompt' }, prompt);
+    this.metrics.tokens.inc({ model, operation, kind: 'completion' }, completion);
+  }
+
+  private async *streamReply(request: StreamChatRequest): AsyncGenerator<ChatStreamEvent, void, undefined> {
     const { signal } = request;
     signal?.throwIfAborted();
     // `''` is unset too (a proto3 string field's default).
@@ -348,11 +381,25 @@ export class OpenAIChatModel implements ChatModel, StreamingChatModel {
     body: OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming,
     signal: AbortSignal | undefined,
   ): Promise<ChatCompletion> {
-    const { result, deadline } = await this.withTransportRetries(this.model, signal, (trySignal) =>
-      this.client.chat.completions.create(body, { signal: trySignal }),
-    );
-    deadline.clear();
-    return result;
+    const started = performance.now();
+    const labels = { model: this.model, operation: 'complete_json' };
+    try {
+      const { result, deadline } = await this.withTransportRetries(this.model, signal, (trySignal) =>
+        this.client.chat.completions.create(body, { signal: trySignal }),
+      );
+      deadline.clear();
+      this.metrics.duration.observe({ ...labels, outcome: 'ok' }, (performance.now() - started) / 1000);
+      this.countTokens(
+        this.model,
+        labels.operation,
+        result.usage?.prompt_tokens ?? 0,
+        result.usage?.completion_tokens ?? 0,
+      );
+      return result;
+    } catch (error) {
+      this.metrics.duration.observe({ ...labels, outcome: 'error' }, (performance.now() - started) / 1000);
+      throw error;
+    }
   }
 
   /**

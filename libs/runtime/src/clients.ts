@@ -12,11 +12,12 @@ import { principalKey } from './auth.js';
 import { requestIdKey } from './context-keys.js';
 import { HealthRegistry } from './health.js';
 import { engramRoutes, serverInterceptors, type RoutingOptions } from './server.js';
+import { createClientTracingInterceptor, injectTraceContext, traceContextKey } from './tracing.js';
 
 /**
  * Call options for a service-to-service call made while handling `ctx`: the caller's credential
- * (identity is never re-derived from fields), its request id, its remaining deadline and its
- * cancellation signal.
+ * (identity is never re-derived from fields), its request id, its trace context (`traceparent`),
+ * its remaining deadline and its cancellation signal.
  */
 export function forwardedCallOptions(ctx: HandlerContext): CallOptions {
   const headers = new Headers();
@@ -24,6 +25,8 @@ export function forwardedCallOptions(ctx: HandlerContext): CallOptions {
   if (principal !== undefined) headers.set('authorization', `Bearer ${principal.token}`);
   const requestId = ctx.values.get(requestIdKey);
   if (requestId !== '') headers.set('x-request-id', requestId);
+  const traceContext = ctx.values.get(traceContextKey);
+  if (traceContext !== undefined) injectTraceContext(headers, traceContext);
   const remaining = ctx.timeoutMs();
   return {
     headers,
@@ -33,9 +36,12 @@ export function forwardedCallOptions(ctx: HandlerContext): CallOptions {
   };
 }
 
-/** A gRPC (HTTP/2) transport to another Engram process, e.g. `http://retrieval:50051`. */
+/**
+ * A gRPC (HTTP/2) transport to another Engram process, e.g. `http://retrieval:50051`. Each call
+ * gets a CLIENT span and carries its `traceparent`.
+ */
 export function createNetworkTransport(baseUrl: string): Transport {
-  return createGrpcTransport({ baseUrl });
+  return createGrpcTransport({ baseUrl, interceptors: [createClientTracingInterceptor()] });
 }
 
 /**
@@ -51,6 +57,7 @@ export function createInProcessTransport(options: () => RoutingOptions): Transpo
       const routing = options();
       transport = createRouterTransport(engramRoutes(routing.services, new HealthRegistry()), {
         router: { interceptors: serverInterceptors(routing) },
+        transport: { interceptors: [createClientTracingInterceptor()] },
       });
     }
     return transport;

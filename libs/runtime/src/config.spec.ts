@@ -3,7 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
-import { ConfigError, authConfigFromEnv, envInt, limitsFromEnv, parseEnv, serverEnvShape } from './config.js';
+import {
+  ConfigError,
+  authConfigFromEnv,
+  envInt,
+  limitsFromEnv,
+  metricsPortFromEnv,
+  parseEnv,
+  serverEnvShape,
+} from './config.js';
 
 const schema = z.object({ ...serverEnvShape, ENGRAM_PORT: envInt(50051, 0, 65535) });
 const secret = 'x'.repeat(32);
@@ -51,6 +59,35 @@ describe('parseEnv', () => {
     ]);
     expect((error as Error).message).toContain('ENGRAM_PORT: expected an integer from 0 to 65535');
     expect((error as Error).message).toContain('ENGRAM_LOG_LEVEL: expected one of: trace, debug');
+  });
+});
+
+describe('observability settings', () => {
+  it('serve metrics on 9464 by default, on a free port beside a free API port, or not at all', () => {
+    expect(metricsPortFromEnv(parseEnv(schema, {}), 50051)).toBe(9464);
+    expect(metricsPortFromEnv(parseEnv(schema, {}), 0)).toBe(0);
+    expect(metricsPortFromEnv(parseEnv(schema, { ENGRAM_METRICS_PORT: '9100' }), 0)).toBe(9100);
+    expect(metricsPortFromEnv(parseEnv(schema, { ENGRAM_METRICS_PORT: '0' }), 50051)).toBe(0);
+    expect(metricsPortFromEnv(parseEnv(schema, { ENGRAM_METRICS_PORT: 'off' }), 50051)).toBe('off');
+  });
+
+  it('keep the trace exporter off unless asked, and name bad values', () => {
+    expect(parseEnv(schema, {}).ENGRAM_OTEL_EXPORTER).toBe('off');
+    let problems: readonly { variable: string }[] = [];
+    try {
+      parseEnv(schema, {
+        ENGRAM_METRICS_PORT: 'on',
+        ENGRAM_OTEL_EXPORTER: 'jaeger',
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'not a url',
+      });
+    } catch (error) {
+      problems = (error as ConfigError).problems;
+    }
+    expect(problems.map((p) => p.variable).sort()).toEqual([
+      'ENGRAM_METRICS_PORT',
+      'ENGRAM_OTEL_EXPORTER',
+      'OTEL_EXPORTER_OTLP_ENDPOINT',
+    ]);
   });
 });
 

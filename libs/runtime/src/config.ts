@@ -73,6 +73,25 @@ export const serverEnvShape = {
   ENGRAM_SERVICE_PRIVATE_KEY_FILE: envString(),
   /** RS256 only: the `kid` of that key in the services' JWKS. */
   ENGRAM_SERVICE_KEY_ID: envString(),
+  /**
+   * Prometheus `GET /metrics` port (plain HTTP, on ENGRAM_HOST): a port, `0` for a free one, or
+   * `off`. Unset: 9464, or a free port when the server itself was asked for one (ENGRAM_PORT=0).
+   */
+  ENGRAM_METRICS_PORT: z.preprocess(
+    unsetIfEmpty,
+    z
+      .union([z.literal('off'), z.coerce.number().int().min(0).max(65535)], {
+        error: 'expected a port from 0 to 65535, or off',
+      })
+      .optional(),
+  ),
+  /** Where finished spans go; trace ids are generated and propagated either way. */
+  ENGRAM_OTEL_EXPORTER: envEnum(['off', 'console', 'otlp'], 'off'),
+  /** OTLP/HTTP base URL with ENGRAM_OTEL_EXPORTER=otlp (`/v1/traces` is appended). */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.preprocess(
+    unsetIfEmpty,
+    z.url({ error: 'expected a URL such as http://localhost:4318' }).optional(),
+  ),
 } as const;
 
 export type ServerEnv = z.output<z.ZodObject<typeof serverEnvShape>>;
@@ -85,6 +104,18 @@ export interface ServerLimits {
   readonly maxStreamMessages: number;
   /** Largest deadline a client may ask for, ms (longer ones are INVALID_ARGUMENT). */
   readonly maxTimeoutMs: number;
+}
+
+/** The default Prometheus port (the OpenTelemetry/Prometheus exporter convention). */
+export const DEFAULT_METRICS_PORT = 9464;
+
+/**
+ * The metrics port of a server listening on `serverPort`, or `off`: ENGRAM_METRICS_PORT, else
+ * 9464, except that a server asked for a free port (0, tests) gets a free metrics port too, so
+ * that several servers of one host or test process never collide on 9464.
+ */
+export function metricsPortFromEnv(env: ServerEnv, serverPort: number): number | 'off' {
+  return env.ENGRAM_METRICS_PORT ?? (serverPort === 0 ? 0 : DEFAULT_METRICS_PORT);
 }
 
 export function limitsFromEnv(env: ServerEnv): ServerLimits {

@@ -107,11 +107,13 @@ describe('dependencyFailure', () => {
       },
     ]);
     expect(ConnectError.from(dependencyFailure('ingestion', judged)).code).toBe(Code.NotFound);
-    const refused = new ConnectError('connect ECONNREFUSED', Code.Internal, undefined, undefined, {
-      ...new Error('connect ECONNREFUSED 127.0.0.1:9'),
-      code: 'ECONNREFUSED',
-    });
-    refused.cause = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' });
+    const refused = new ConnectError(
+      'connect ECONNREFUSED',
+      Code.Internal,
+      undefined,
+      undefined,
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' }),
+    );
     expect(isEngramError(dependencyFailure('governance', refused))).toBe(true);
     expect(
       ConnectError.from(dependencyFailure('governance', new ConnectError('bug', Code.Internal))).code,

@@ -1,7 +1,8 @@
 /**
  * @engram/runtime: what every Engram service process shares. Server bootstrap (gRPC, gRPC-Web and
  * Connect on one HTTP/2 port), grpc.health.v1, reflection, graceful shutdown, the error boundary,
- * authentication, structured logs, configuration parsing and service-to-service clients.
+ * authentication, structured logs, configuration parsing, service-to-service clients, Prometheus
+ * metrics and OpenTelemetry tracing.
  */
 export {
   ROLES,
@@ -25,12 +26,14 @@ export {
 } from './clients.js';
 export {
   ConfigError,
+  DEFAULT_METRICS_PORT,
   MIN_HS256_SECRET_BYTES,
   authConfigFromEnv,
   envEnum,
   envInt,
   envString,
   limitsFromEnv,
+  metricsPortFromEnv,
   parseEnv,
   serverEnvShape,
   serviceEnvSchema,
@@ -52,7 +55,37 @@ export {
 export { HealthRegistry, ServingStatus, createHealthService } from './health.js';
 export { createServerInterceptor } from './interceptors.js';
 export { createLogger, type Logger } from './logger.js';
+export { startMetricsServer, type MetricsServer } from './metrics-server.js';
+export {
+  embeddingMetrics,
+  grpcCodeName,
+  metricsRegistry,
+  modelMetrics,
+  registerSampledGauge,
+  rpcMetrics,
+  scopedMetrics,
+  type EmbeddingMetrics,
+  type GaugeSample,
+  type ModelMetrics,
+  type Registry,
+  type RpcMetrics,
+  type SampledGaugeSpec,
+  type ServiceMetrics,
+} from './metrics.js';
 export { createReflectionService } from './reflection.js';
+export {
+  activeTraceFields,
+  createClientTracingInterceptor,
+  engramTracer,
+  extractTraceContext,
+  initTracing,
+  injectTraceContext,
+  traceContextKey,
+  withoutTrace,
+  type TraceExporter,
+  type Tracing,
+  type TracingOptions,
+} from './tracing.js';
 export {
   domainOf,
   engramRoutes,

@@ -1,9 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
+import { SpanKind, context, trace } from '@opentelemetry/api';
 import { principalKey, type Authenticator } from './auth.js';
 import { requestIdKey } from './context-keys.js';
 import { EngramError, isEngramError, toConnectError } from './errors.js';
 import type { Logger } from './logger.js';
+import { grpcCodeName, type RpcMetrics } from './metrics.js';
+import {
+  endRpcSpan,
+  engramTracer,
+  extractTraceContext,
+  rpcAttributes,
+  traceContextKey,
+  traceFields,
+} from './tracing.js';
 
 /** Options of {@link createServerInterceptor}. */
 export interface ServerInterceptorOptions {
@@ -15,6 +25,8 @@ export interface ServerInterceptorOptions {
   readonly publicServices: ReadonlySet<string>;
   /** Most messages a client stream may send. */
   readonly maxStreamMessages: number;
+  /** Where to count calls and their latency; none, no metrics. */
+  readonly metrics?: RpcMetrics;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -37,32 +49,54 @@ async function* limitStream<T>(messages: AsyncIterable<T>, limit: number): Async
 }
 
 /**
- * The one server interceptor, outermost first: request id, authentication (except public
- * services), client-stream limits, the error boundary, and one structured log line per call.
+ * The one server interceptor, outermost first: trace context (a SERVER span, child of the
+ * caller's `traceparent`, active while the handler runs), request id, authentication (except
+ * public services), client-stream limits, the error boundary, and at the end of each call (of its
+ * stream, for streaming responses) one structured log line, the span's status and the RPC
+ * metrics, all with the code the client sees.
  */
 export function createServerInterceptor(options: ServerInterceptorOptions): Interceptor {
-  const { authenticate, logger, domainOf, publicServices, maxStreamMessages } = options;
-  return (next) => async (req) => {
+  const { authenticate, logger, domainOf, publicServices, maxStreamMessages, metrics } = options;
+  const tracer = engramTracer();
+  return (next) => (req) => {
     const started = performance.now();
+    const method = `${req.service.typeName}/${req.method.name}`;
+    const parent = extractTraceContext(req.header);
+    const span = tracer.startSpan(
+      method,
+      { kind: SpanKind.SERVER, attributes: rpcAttributes(req.service.typeName, req.method.name) },
+      parent,
+    );
+    const traceContext = trace.setSpan(parent, span);
+    req.contextValues.set(traceContextKey, traceContext);
     const header = req.header.get('x-request-id');
     const requestId = header !== null && REQUEST_ID.test(header) ? header : randomUUID();
     req.contextValues.set(requestIdKey, requestId);
-    const method = `${req.service.typeName}/${req.method.name}`;
     const domain = domainOf(req.service.typeName);
     let subject: string | undefined;
     let tenant: string | undefined;
+    let finished = false;
 
     const finish = (code: Code | undefined, cause?: unknown) => {
+      if (finished) return;
+      finished = true;
+      const seconds = (performance.now() - started) / 1000;
       const line = {
         requestId,
         method,
         code: code === undefined ? 'OK' : Code[code],
-        durationMs: Math.round((performance.now() - started) * 100) / 100,
+        durationMs: Math.round(seconds * 100_000) / 100,
         subject,
         tenant,
+        // Explicit: a stream ends outside the handler's async context.
+        ...traceFields(span),
       };
       if (cause !== undefined) logger.error({ ...line, err: cause }, 'rpc failed with an internal error');
       else logger.info(line, 'rpc');
+      const labels = { method, code: grpcCodeName(code) };
+      metrics?.requests.inc(labels);
+      metrics?.duration.observe(labels, seconds);
+      endRpcSpan(span, code, SpanKind.SERVER);
     };
     const fail = (error: unknown): ConnectError => {
       // A handler that threw a plain AbortError because its signal fired really failed with the
@@ -76,34 +110,48 @@ export function createServerInterceptor(options: ServerInterceptorOptions): Inte
       return mapped.error;
     };
 
-    try {
-      if (!publicServices.has(req.service.typeName)) {
-        const principal = await authenticate(req.header.get('authorization'));
-        subject = principal.subject;
-        tenant = principal.tenantId;
-        req.contextValues.set(principalKey, principal);
-      }
-      const limited: typeof req = req.stream
-        ? { ...req, message: limitStream(req.message, maxStreamMessages) }
-        : req;
-      const res = await next(limited);
-      res.header.set('x-request-id', requestId);
-      if (!res.stream) {
-        finish(undefined);
-        return res;
-      }
-      const messages = res.message;
-      async function* guarded() {
-        try {
-          yield* messages;
-        } catch (error) {
-          throw fail(error);
+    const handle = async () => {
+      try {
+        if (!publicServices.has(req.service.typeName)) {
+          const principal = await authenticate(req.header.get('authorization'));
+          subject = principal.subject;
+          tenant = principal.tenantId;
+          req.contextValues.set(principalKey, principal);
         }
-        finish(undefined);
+        const limited: typeof req = req.stream
+          ? { ...req, message: limitStream(req.message, maxStreamMessages) }
+          : req;
+        const res = await next(limited);
+        res.header.set('x-request-id', requestId);
+        if (!res.stream) {
+          finish(undefined);
+          return res;
+        }
+        const messages = res.message[Symbol.asyncIterator]();
+        async function* guarded() {
+          try {
+            for (;;) {
+              // The handler's generator resumes inside the call's trace context.
+              const result = await context.with(traceContext, () => messages.next());
+              if (result.done === true) break;
+              yield result.value;
+            }
+            finish(undefined);
+          } catch (error) {
+            throw fail(error);
+          } finally {
+            if (!finished) {
+              // The client went away before the end of the stream.
+              finish(Code.Canceled);
+              await messages.return?.();
+            }
+          }
+        }
+        return { ...res, message: guarded() };
+      } catch (error) {
+        throw fail(error);
       }
-      return { ...res, message: guarded() };
-    } catch (error) {
-      throw fail(error);
-    }
+    };
+    return context.with(traceContext, handle);
   };
 }

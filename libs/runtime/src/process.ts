@@ -1,8 +1,17 @@
 import type { Transport } from '@connectrpc/connect';
+import type { DestinationStream } from 'pino';
 import { createAuthenticator } from './auth.js';
 import { createInProcessTransport } from './clients.js';
-import { ConfigError, authConfigFromEnv, limitsFromEnv, type ServerEnv } from './config.js';
+import {
+  ConfigError,
+  authConfigFromEnv,
+  limitsFromEnv,
+  metricsPortFromEnv,
+  type ServerEnv,
+} from './config.js';
 import { createLogger, type Logger } from './logger.js';
+import { startMetricsServer, type MetricsServer } from './metrics-server.js';
+import { metricsRegistry, rpcMetrics, scopedMetrics, type Registry, type ServiceMetrics } from './metrics.js';
 import {
   exitOnSignals,
   startServer,
@@ -15,6 +24,7 @@ import {
   type ServiceCredentials,
   createServiceCredentials,
 } from './service-credentials.js';
+import { initTracing } from './tracing.js';
 
 /** What a process gives its services when it builds them. */
 export interface ServeContext {
@@ -25,6 +35,8 @@ export interface ServeContext {
   readonly localTransport: Transport;
   /** Tokens for the process's own background calls to other services (`service` role). */
   readonly serviceCredentials: ServiceCredentials;
+  /** The process's Prometheus registry: services register their gauges here (removed at shutdown). */
+  readonly metrics: ServiceMetrics;
 }
 
 /** Options of {@link serve}. */
@@ -43,12 +55,26 @@ export interface ServeOptions {
   readonly handleSignals?: boolean;
   /** Runs after the server has drained (close databases, flush files). */
   readonly onShutdown?: () => Promise<void>;
+  /** Where log lines go (default stdout); tests capture them. */
+  readonly logDestination?: DestinationStream;
 }
 
-/** Everything a service process does before serving: logs, auth, listen, signal handling. */
+/**
+ * Everything a service process does before serving: logs, tracing, auth, listen, the metrics
+ * endpoint, signal handling.
+ */
 export async function serve(options: ServeOptions): Promise<{ server: EngramServer; logger: Logger }> {
   const { env } = options;
-  const logger = createLogger({ service: options.name, level: env.ENGRAM_LOG_LEVEL });
+  const logger = createLogger({ service: options.name, level: env.ENGRAM_LOG_LEVEL }, options.logDestination);
+  const tracing = initTracing({
+    serviceName: `engram-${options.name}`,
+    exporter: env.ENGRAM_OTEL_EXPORTER,
+    ...(env.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined
+      ? { otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT }
+      : {}),
+  });
+  const registry = metricsRegistry();
+  const serviceMetrics = scopedMetrics(registry);
   const authConfig = authConfigFromEnv(env, options.fallbackSecret);
   if (authConfig.mode === 'insecure') {
     logger.warn(
@@ -66,36 +92,103 @@ export async function serve(options: ServeOptions): Promise<{ server: EngramServ
     ...(env.ENGRAM_JWT_ISSUER !== undefined ? { issuer: env.ENGRAM_JWT_ISSUER } : {}),
     ...(env.ENGRAM_JWT_AUDIENCE !== undefined ? { audience: env.ENGRAM_JWT_AUDIENCE } : {}),
   });
-  const services = options.services(logger, { localTransport, serviceCredentials });
+  const services = options.services(logger, {
+    localTransport,
+    serviceCredentials,
+    metrics: serviceMetrics,
+  });
   const authenticate = await createAuthenticator(authConfig);
   const limits = limitsFromEnv(env);
-  routing.current = { services, authenticate, logger, limits };
-  const started = await startServer({
-    services,
-    authenticate,
-    logger,
-    limits,
-    host: env.ENGRAM_HOST,
-    port: options.port,
-    shutdownGraceMs: env.ENGRAM_SHUTDOWN_GRACE_MS,
-  });
+  const metrics = rpcMetrics(registry);
+  routing.current = { services, authenticate, logger, limits, metrics };
+  const metricsPort = metricsPortFromEnv(env, options.port);
+  const metricsServer =
+    metricsPort === 'off'
+      ? undefined
+      : await listenForMetrics(env, metricsPort, registry, logger).catch((error: unknown) => {
+          serviceMetrics.dispose();
+          throw error;
+        });
+  let started: EngramServer;
+  try {
+    started = await startServer({
+      services,
+      authenticate,
+      logger,
+      limits,
+      metrics,
+      host: env.ENGRAM_HOST,
+      port: options.port,
+      shutdownGraceMs: env.ENGRAM_SHUTDOWN_GRACE_MS,
+    });
+  } catch (error) {
+    serviceMetrics.dispose();
+    await metricsServer?.close();
+    throw error;
+  }
   const { onShutdown } = options;
   let closing: Promise<void> | undefined;
-  const server: EngramServer =
-    onShutdown === undefined
-      ? started
-      : { ...started, shutdown: () => (closing ??= started.shutdown().then(onShutdown)) };
+  const server: EngramServer = {
+    ...started,
+    ...(metricsServer !== undefined ? { metricsUrl: metricsServer.url } : {}),
+    shutdown: () =>
+      (closing ??= (async () => {
+        await started.shutdown();
+        await onShutdown?.();
+        // Scrapes go on while calls drain; the gauges' sources are closed by now.
+        serviceMetrics.dispose();
+        await metricsServer?.close();
+        await tracing.flush().catch((error: unknown) => {
+          logger.warn({ err: error }, 'exporting the last spans failed');
+        });
+      })()),
+  };
   if (options.handleSignals ?? true) exitOnSignals(server, logger);
   logger.info(
     {
       url: server.url,
+      ...(server.metricsUrl !== undefined ? { metrics: server.metricsUrl } : {}),
       services: services.map((s) => s.service.typeName),
       auth: authConfig.mode,
+      ...(tracing.exporter !== 'off' ? { traceExporter: tracing.exporter } : {}),
       ...options.announce?.(server),
     },
     `engram ${options.name} listening on ${server.url}`,
   );
   return { server, logger };
+}
+
+/**
+ * Starts the metrics endpoint. A configured port that is taken is a configuration error; the
+ * default one (9464) being taken (several Engram processes on one host) falls back to a free port,
+ * with a warning: the metrics URL is in the "listening" line either way.
+ */
+async function listenForMetrics(
+  env: ServerEnv,
+  port: number,
+  registry: Registry,
+  logger: Logger,
+): Promise<MetricsServer> {
+  const start = (p: number) => startMetricsServer({ host: env.ENGRAM_HOST, port: p, registry, logger });
+  try {
+    return await start(port);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || port === 0) throw error;
+    if (env.ENGRAM_METRICS_PORT !== undefined) {
+      throw new ConfigError([
+        {
+          variable: 'ENGRAM_METRICS_PORT',
+          message: `port ${port} on ${env.ENGRAM_HOST} is in use: choose another, 0 for a free one, or off`,
+        },
+      ]);
+    }
+    const fallback = await start(0);
+    logger.warn(
+      { defaultPort: port, metrics: fallback.url },
+      `metrics port ${port} is in use: serving metrics on a free port (set ENGRAM_METRICS_PORT to choose)`,
+    );
+    return fallback;
+  }
 }
 
 /**

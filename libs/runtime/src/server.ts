@@ -16,6 +16,7 @@ import type { ServerLimits } from './config.js';
 import { HealthRegistry, ServingStatus, createHealthService } from './health.js';
 import { createServerInterceptor } from './interceptors.js';
 import type { Logger } from './logger.js';
+import type { RpcMetrics } from './metrics.js';
 import { createReflectionService } from './reflection.js';
 
 /** One service to mount: its descriptor and its (possibly partial) implementation. */
@@ -46,6 +47,8 @@ export interface RoutingOptions {
   readonly authenticate: Authenticator;
   readonly logger: Logger;
   readonly limits: ServerLimits;
+  /** Where calls are counted and timed (`serve` passes the process registry's); none, no metrics. */
+  readonly metrics?: RpcMetrics;
 }
 
 /** The interceptors every Engram route runs behind. */
@@ -57,6 +60,7 @@ export function serverInterceptors(options: RoutingOptions): Interceptor[] {
       domainOf,
       publicServices: PUBLIC_SERVICES,
       maxStreamMessages: options.limits.maxStreamMessages,
+      ...(options.metrics !== undefined ? { metrics: options.metrics } : {}),
     }),
   ];
 }
@@ -91,6 +95,8 @@ export interface EngramServer {
   readonly port: number;
   /** `http://host:port`, for clients. */
   readonly url: string;
+  /** `http://host:port/metrics` when `serve` exposes Prometheus metrics (ENGRAM_METRICS_PORT). */
+  readonly metricsUrl?: string;
   readonly health: HealthRegistry;
   /**
    * Graceful shutdown: health goes NOT_SERVING, new connections are refused, open connections get

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { CallOptions } from '@connectrpc/connect';
 import { mintToken, type AuthConfig, type SigningKey } from './auth.js';
 import { ConfigError, readFileVariable, type ServerEnv } from './config.js';
+import { injectTraceContext } from './tracing.js';
 
 /**
  * The identity a service uses for its own background calls to another service (e.g. ingestion
@@ -10,7 +11,10 @@ import { ConfigError, readFileVariable, type ServerEnv } from './config.js';
  * deployment's signing material and cached until shortly before they expire.
  */
 export interface ServiceCredentials {
-  /** Call options carrying a `service` bearer token for `tenantId`, plus the given options. */
+  /**
+   * Call options carrying a `service` bearer token for `tenantId` and the active trace context
+   * (`traceparent`, when a span is active and the options carry none), plus the given options.
+   */
   callOptions(tenantId: string, options?: CallOptions): Promise<CallOptions>;
 }
 
@@ -46,6 +50,7 @@ export function createServiceCredentials(
       // CallOptions.headers is typed with the DOM's HeadersInit, which this Node-only build lacks.
       // eslint-disable-next-line @typescript-eslint/no-unsafe-argument
       const headers = new Headers(callOptions.headers);
+      if (!headers.has('traceparent')) injectTraceContext(headers);
       headers.set('authorization', `Bearer ${await token(tenantId)}`);
       return { ...callOptions, headers };
     },

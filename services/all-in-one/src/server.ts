@@ -9,6 +9,7 @@ import {
   governanceRoutes,
   openGovernanceResources,
   chooseExtractor,
+  registerGovernanceMetrics,
   type ExtractionRunner,
   type GovernanceResources,
 } from '@engram/governance';
@@ -18,7 +19,12 @@ import {
   openIngestionResources,
   type IngestionResources,
 } from '@engram/ingestion';
-import { openRetrievalResources, retrievalRoutes, type RetrievalResources } from '@engram/retrieval';
+import {
+  openRetrievalResources,
+  registerRetrievalMetrics,
+  retrievalRoutes,
+  type RetrievalResources,
+} from '@engram/retrieval';
 import { mkdirSync } from 'node:fs';
 import {
   createLogger,
@@ -27,6 +33,7 @@ import {
   serviceClient,
   type Logger,
   type ServeContext,
+  type ServeOptions,
   type ServiceRegistration,
 } from '@engram/runtime';
 import { isMysqlTarget, migrateToLatest, openStore, type Store } from '@engram/store';
@@ -56,6 +63,9 @@ export function allServices(
   });
   forgetWorker.start();
   onForgetWorker?.(forgetWorker);
+  // One registry for the whole process: the outbox, index and extraction-job gauges.
+  registerRetrievalMetrics(context.metrics, retrieval.store);
+  registerGovernanceMetrics(context.metrics, governance.store);
   const ingestionLogger = logger.child({ component: 'ingestion' });
   // Services call each other in-process, through the same interceptors as the network.
   const { handOff, segmenter } = ingestion.startWorkers({
@@ -98,7 +108,7 @@ export function allServices(
 /** Starts all four services on one port (no I/O at import). */
 export async function createAllInOneServer(
   config: AllInOneConfig,
-  options: { handleSignals?: boolean } = {},
+  options: Pick<ServeOptions, 'handleSignals' | 'logDestination'> = {},
 ) {
   const target = storeTarget(config);
   if (!isMysqlTarget(target)) mkdirSync(config.ENGRAM_DATA_DIR, { recursive: true, mode: 0o700 });
@@ -125,13 +135,13 @@ export async function createAllInOneServer(
     name: 'all-in-one',
     env: config,
     port: config.ENGRAM_PORT,
-    services: (logger, { localTransport, serviceCredentials }) =>
+    services: (logger, context) =>
       allServices(
         logger,
         retrieval,
         ingestion,
         { ...governance, onRunner: (r) => (runner = r) },
-        { localTransport, serviceCredentials },
+        context,
         {
           store: contextStore,
           settings: contextSettings(config),

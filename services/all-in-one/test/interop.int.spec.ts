@@ -86,17 +86,18 @@ describe('the all-in-one server, called by a plain @grpc/grpc-js client over HTT
     expect(error && errorInfo(error)?.reason).toBe('TOKEN_SIGNATURE_INVALID');
   });
 
-  it('answers an authenticated call to a method not built yet with UNIMPLEMENTED and NOT_IMPLEMENTED', async () => {
-    for (const [service, method] of [
-      ['engram.context.v1.ContextService', 'BuildContext'],
-      ['engram.context.v1.ContextService', 'GetSessionState'],
+  it('answers a call with a missing field with INVALID_ARGUMENT and the field in its ErrorInfo', async () => {
+    for (const [service, method, field] of [
+      ['engram.context.v1.ContextService', 'BuildContext', 'session'],
+      ['engram.context.v1.ContextService', 'GetSessionState', 'name'],
     ] as const) {
       const { error } = await unary(client(service), method, {}, { metadata: bearer(token) });
-      expect(error?.code).toBe(grpc.status.UNIMPLEMENTED);
-      expect(error?.details).toContain(`${service}.${method} is not implemented`);
+      expect(error?.code).toBe(grpc.status.INVALID_ARGUMENT);
+      expect(error?.details).toContain(`${field} is required`);
       expect(error && errorInfo(error)).toMatchObject({
-        reason: 'NOT_IMPLEMENTED',
-        metadata: { method: `${service}.${method}` },
+        reason: 'FIELD_REQUIRED',
+        domain: 'engram.context',
+        metadata: { field },
       });
     }
   });
@@ -190,6 +191,6 @@ describe('buf curl against the all-in-one server (the README instructions)', () 
         '{}',
         `${url}/engram.context.v1.ContextService/BuildContext`,
       ]),
-    ).rejects.toMatchObject({ stderr: expect.stringContaining('unimplemented') });
+    ).rejects.toMatchObject({ stderr: expect.stringContaining('invalid_argument') });
   });
 });

@@ -16,6 +16,7 @@ import {
   type Logger,
   type Principal,
   type ServiceCredentials,
+  withoutTrace,
 } from '@engram/runtime';
 import {
   ExtractionJobRepository,
@@ -393,7 +394,10 @@ export class ForgetWorker {
         // Until the next receipt is due (a backoff, an index poll, a lease), at most `pollMs`.
         const delay = nextDue === undefined ? pollMs : Math.min(pollMs, Math.max(10, nextDue - Date.now()));
         this.#timer = setTimeout(() => {
-          this.wake();
+          // A periodic sweep belongs to no request's trace.
+          withoutTrace(() => {
+            this.wake();
+          });
         }, delay);
         this.#timer.unref();
       });

@@ -1,10 +1,17 @@
 import { ContextService } from '@engram/contracts/context';
 import { IngestionService } from '@engram/contracts/ingestion';
-import { createLogger, createNetworkTransport, serve, serviceClient } from '@engram/runtime';
+import {
+  createLogger,
+  createNetworkTransport,
+  serve,
+  serviceClient,
+  type ServeOptions,
+} from '@engram/runtime';
 import type { GovernanceConfig } from './config.js';
 import type { ExtractionRunner } from './extraction.js';
 import { chooseExtractor } from './extractors.js';
 import { ForgetWorker } from './forget.js';
+import { registerGovernanceMetrics } from './metrics.js';
 import { openGovernanceResources } from './resources.js';
 import { governanceRoutes } from './routes.js';
 
@@ -14,7 +21,10 @@ const LOCAL_INGESTION_URL = 'http://127.0.0.1:50062';
 const LOCAL_CONTEXT_URL = 'http://127.0.0.1:50064';
 
 /** Starts the governance service as its own process (no I/O at import). */
-export function createGovernanceServer(config: GovernanceConfig, options: { handleSignals?: boolean } = {}) {
+export function createGovernanceServer(
+  config: GovernanceConfig,
+  options: Pick<ServeOptions, 'handleSignals' | 'logDestination'> = {},
+) {
   const resources = openGovernanceResources(
     config,
     createLogger({ service: 'governance', level: config.ENGRAM_LOG_LEVEL }),
@@ -25,7 +35,8 @@ export function createGovernanceServer(config: GovernanceConfig, options: { hand
     name: 'governance',
     env: config,
     port: config.ENGRAM_PORT,
-    services: (logger, { serviceCredentials }) => {
+    services: (logger, { serviceCredentials, metrics }) => {
+      registerGovernanceMetrics(metrics, resources.store);
       const ingestion = serviceClient(
         IngestionService,
         createNetworkTransport(config.ENGRAM_INGESTION_URL ?? LOCAL_INGESTION_URL),

@@ -1,7 +1,13 @@
 import { Code, ConnectError, type Client } from '@connectrpc/connect';
 import { ErrorReason } from '@engram/contracts/common';
 import { ExtractionJobState, type GovernanceService } from '@engram/contracts/governance';
-import { errorInfoOf, isEngramError, type Logger, type ServiceCredentials } from '@engram/runtime';
+import {
+  errorInfoOf,
+  isEngramError,
+  type Logger,
+  type ServiceCredentials,
+  withoutTrace,
+} from '@engram/runtime';
 import { inTransaction, SessionRepository, type MemCellRecord, type Store } from '@engram/store';
 
 /** Retry policy and pacing of the hand-off (documented in docs/api-conventions.md). */
@@ -114,7 +120,10 @@ export class ExtractionHandOff {
           this.wake();
         } else {
           this.#timer = setTimeout(() => {
-            this.wake();
+            // A periodic sweep belongs to no request's trace.
+            withoutTrace(() => {
+              this.wake();
+            });
           }, this.settings.pollMs);
           this.#timer.unref();
         }

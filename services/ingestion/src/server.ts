@@ -1,6 +1,6 @@
 import { LocalEmbedder, resolveModelRoot } from '@engram/embeddings';
 import { chatModelFromEnv } from '@engram/llm';
-import { createNetworkTransport, serve } from '@engram/runtime';
+import { createNetworkTransport, serve, type ServeOptions } from '@engram/runtime';
 import type { IngestionConfig } from './config.js';
 import { openIngestionResources } from './resources.js';
 import { boundaryJudge } from './segmenter.js';
@@ -10,7 +10,10 @@ import { ingestionRoutes } from './routes.js';
 const LOCAL_GOVERNANCE_URL = 'http://127.0.0.1:50061';
 
 /** Starts the ingestion service as its own process (no I/O at import). */
-export function createIngestionServer(config: IngestionConfig, options: { handleSignals?: boolean } = {}) {
+export function createIngestionServer(
+  config: IngestionConfig,
+  options: Pick<ServeOptions, 'handleSignals' | 'logDestination'> = {},
+) {
   const resources = openIngestionResources(config);
   return serve({
     name: 'ingestion',

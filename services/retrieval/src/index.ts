@@ -6,6 +6,7 @@ export {
   type RetrievalConfig,
   type RetrievalDataConfig,
 } from './config.js';
+export { registerRetrievalMetrics } from './metrics.js';
 export { openRetrievalResources, type RetrievalResources } from './resources.js';
 export { createRetrievalService, type RetrievalDeps } from './retrieval-service.js';
 export { retrievalRoutes } from './routes.js';

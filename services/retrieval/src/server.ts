@@ -1,12 +1,13 @@
-import { createLogger, serve } from '@engram/runtime';
+import { createLogger, serve, type ServeOptions } from '@engram/runtime';
 import type { RetrievalConfig } from './config.js';
+import { registerRetrievalMetrics } from './metrics.js';
 import { openRetrievalResources } from './resources.js';
 import { retrievalRoutes } from './routes.js';
 
 /** Starts the retrieval service as its own process (no I/O at import). */
 export async function createRetrievalServer(
   config: RetrievalConfig,
-  options: { handleSignals?: boolean } = {},
+  options: Pick<ServeOptions, 'handleSignals' | 'logDestination'> = {},
 ) {
   const resources = await openRetrievalResources(
     config,
@@ -16,7 +17,10 @@ export async function createRetrievalServer(
     name: 'retrieval',
     env: config,
     port: config.ENGRAM_PORT,
-    services: (logger) => retrievalRoutes({ logger, ...resources }),
+    services: (logger, { metrics }) => {
+      registerRetrievalMetrics(metrics, resources.store);
+      return retrievalRoutes({ logger, ...resources });
+    },
     onShutdown: () => resources.close(),
     ...options,
   });

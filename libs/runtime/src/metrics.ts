@@ -1,0 +1,224 @@
+import { Code } from '@connectrpc/connect';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export type { Registry };
+
+let processRegistry: Registry | undefined;
+
+/**
+ * The one Prometheus registry of this process, with the default process metrics (CPU, memory,
+ * event loop, GC). Every server, worker and library of the process registers here, so the
+ * all-in-one process exposes one coherent `/metrics`.
+ */
+export function metricsRegistry(): Registry {
+  if (processRegistry === undefined) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
+/** A metric of `registry` by name, created on first use (two servers in one process share it). */
+function metric<M>(registry: Registry, name: string, create: () => M): M {
+  return (registry.getSingleMetric(name) as M | undefined) ?? create();
+}
+
+/** RPC latency buckets, seconds: from a cache hit to a long extraction. */
+const RPC_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+
+/** What the server interceptor records per call. */
+export interface RpcMetrics {
+  /** `engram_rpc_requests_total{method, code}`. */
+  readonly requests: Counter<'method' | 'code'>;
+  /** `engram_rpc_duration_seconds{method, code}`: until the response (or its stream) ended. */
+  readonly duration: Histogram<'method' | 'code'>;
+}
+
+/** The RPC metrics of `registry` (the process registry by default). */
+export function rpcMetrics(registry: Registry = metricsRegistry()): RpcMetrics {
+  return {
+    requests: metric(
+      registry,
+      'engram_rpc_requests_total',
+      () =>
+        new Counter({
+          name: 'engram_rpc_requests_total',
+          help: 'RPCs handled, by method (package.Service/Method) and gRPC status code.',
+          labelNames: ['method', 'code'] as const,
+          registers: [registry],
+        }),
+    ),
+    duration: metric(
+      registry,
+      'engram_rpc_duration_seconds',
+      () =>
+        new Histogram({
+          name: 'engram_rpc_duration_seconds',
+          help: 'RPC latency until the response or its stream ended, by method and gRPC status code.',
+          labelNames: ['method', 'code'] as const,
+          buckets: RPC_BUCKETS,
+          registers: [registry],
+        }),
+    ),
+  };
+}
+
+/** The canonical gRPC name of a status code (`OK`, `INVALID_ARGUMENT`, `CANCELLED`, …). */
+export function grpcCodeName(code: Code | undefined): string {
+  if (code === undefined) return 'OK';
+  if (code === Code.Canceled) return 'CANCELLED';
+  const name = Code[code] as string | undefined;
+  return name === undefined ? String(code) : name.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase();
+}
+
+/** Model call latency buckets, seconds. */
+const MODEL_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120];
+
+/** What a model client records per call. */
+export interface ModelMetrics {
+  /** `engram_model_call_duration_seconds{model, operation, outcome}`, outcome `ok` or `error`. */
+  readonly duration: Histogram<'model' | 'operation' | 'outcome'>;
+  /** `engram_model_tokens_total{model, operation, kind}`, kind `prompt` or `completion`. */
+  readonly tokens: Counter<'model' | 'operation' | 'kind'>;
+}
+
+/** The chat-model metrics of `registry` (the process registry by default). */
+export function modelMetrics(registry: Registry = metricsRegistry()): ModelMetrics {
+  return {
+    duration: metric(
+      registry,
+      'engram_model_call_duration_seconds',
+      () =>
+        new Histogram({
+          name: 'engram_model_call_duration_seconds',
+          help: 'Chat model call latency (streams: until the last chunk), by model, operation and outcome.',
+          labelNames: ['model', 'operation', 'outcome'] as const,
+          buckets: MODEL_BUCKETS,
+          registers: [registry],
+        }),
+    ),
+    tokens: metric(
+      registry,
+      'engram_model_tokens_total',
+      () =>
+        new Counter({
+          name: 'engram_model_tokens_total',
+          help: 'Tokens reported by the chat model, by model, operation and kind (prompt, completion).',
+          labelNames: ['model', 'operation', 'kind'] as const,
+          registers: [registry],
+        }),
+    ),
+  };
+}
+
+/** What an embedder records per batch. */
+export interface EmbeddingMetrics {
+  /** `engram_embedding_texts_total{model}`: its rate is the embedding throughput. */
+  readonly texts: Counter<'model'>;
+  /** `engram_embedding_batch_duration_seconds{model, outcome}`. */
+  readonly duration: Histogram<'model' | 'outcome'>;
+}
+
+/** The embedding metrics of `registry` (the process registry by default). */
+export function embeddingMetrics(registry: Registry = metricsRegistry()): EmbeddingMetrics {
+  return {
+    texts: metric(
+      registry,
+      'engram_embedding_texts_total',
+      () =>
+        new Counter({
+          name: 'engram_embedding_texts_total',
+          help: 'Texts embedded, by model (rate = throughput).',
+          labelNames: ['model'] as const,
+          registers: [registry],
+        }),
+    ),
+    duration: metric(
+      registry,
+      'engram_embedding_batch_duration_seconds',
+      () =>
+        new Histogram({
+          name: 'engram_embedding_batch_duration_seconds',
+          help: 'Latency of one embedding batch, by model and outcome.',
+          labelNames: ['model', 'outcome'] as const,
+          buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+          registers: [registry],
+        }),
+    ),
+  };
+}
+
+/** One sample of a gauge: its labels and value. */
+export interface GaugeSample {
+  readonly labels?: Readonly<Record<string, string>>;
+  readonly value: number;
+}
+
+/** A gauge read at scrape time (e.g. a count in the source of truth). */
+export interface SampledGaugeSpec {
+  /** `engram_…`, base units (seconds), no `_total`. */
+  readonly name: string;
+  readonly help: string;
+  readonly labelNames?: readonly string[];
+  /** Current values; a sampler that throws contributes nothing to this scrape. */
+  readonly sample: () => Promise<readonly GaugeSample[]>;
+}
+
+const samplers = new WeakMap<Gauge, Set<SampledGaugeSpec['sample']>>();
+
+/**
+ * Registers a gauge whose values are read at each scrape. Several sources of one gauge (two
+ * servers of one kind in a process) add up. Returns a function that removes this source.
+ */
+export function registerSampledGauge(registry: Registry, spec: SampledGaugeSpec): () => void {
+  const gauge = metric(registry, spec.name, () => {
+    const created: Gauge = new Gauge({
+      name: spec.name,
+      help: spec.help,
+      labelNames: spec.labelNames ?? [],
+      registers: [registry],
+      async collect() {
+        const results = await Promise.allSettled([...(samplers.get(created) ?? [])].map((s) => s()));
+        created.reset();
+        for (const result of results) {
+          if (result.status !== 'fulfilled') continue;
+          for (const { labels, value } of result.value) {
+            if (labels === undefined) created.inc(value);
+            else created.inc(labels, value);
+          }
+        }
+      },
+    });
+    samplers.set(created, new Set());
+    return created;
+  });
+  const sources = samplers.get(gauge);
+  if (sources === undefined) throw new Error(`metric ${spec.name} exists and is not a sampled gauge`);
+  sources.add(spec.sample);
+  return () => {
+    sources.delete(spec.sample);
+  };
+}
+
+/**
+ * The metrics a service process offers its services: register gauges read at scrape time. The
+ * process removes them at shutdown (their sources, e.g. a database, close with it).
+ */
+export interface ServiceMetrics {
+  readonly registry: Registry;
+  gauge(spec: SampledGaugeSpec): void;
+}
+
+/** A {@link ServiceMetrics} whose gauges `dispose` removes. */
+export function scopedMetrics(registry: Registry): ServiceMetrics & { dispose(): void } {
+  const removers: (() => void)[] = [];
+  return {
+    registry,
+    gauge(spec) {
+      removers.push(registerSampledGauge(registry, spec));
+    },
+    dispose() {
+      for (const remove of removers.splice(0)) remove();
+    },
+  };
+}
