@@ -68,6 +68,7 @@ describe.each(dialects)('SessionStateRepository on $name', (dialect) => {
       keyPoints: [],
       openLoops: [],
       compactedThroughSequence: 0,
+      markAcknowledgedThrough: 0,
       version: 0,
     });
     expect(await rows(session.id)).toBe(0);
@@ -103,8 +104,28 @@ describe.each(dialects)('SessionStateRepository on $name', (dialect) => {
       summaryMemoryId: '01JD7Z5Q2G8V6K3M9T1R4X0B2H',
     });
     const saved = await save(session, 0, input, 5_000);
-    expect(saved).toEqual({ ...input, sessionId: session.id, tenantId: 't1', updatedAt: 5_000, version: 1 });
+    expect(saved).toEqual({
+      ...input,
+      sessionId: session.id,
+      tenantId: 't1',
+      lastCompactedAt: undefined,
+      markAcknowledgedThrough: 0,
+      updatedAt: 5_000,
+      version: 1,
+    });
     expect(await states.get('t1', session.id)).toEqual(saved);
+  });
+
+  it('records the mark ingestion acknowledged without a new version, and keeps it across saves', async () => {
+    const session = await newSession();
+    await save(session, 0, state({ compactedThroughSequence: 8, lastCompactedAt: 4_000 }), 5_000);
+    await states.acknowledgeMark('t1', session.id, 8);
+    await states.acknowledgeMark('t1', session.id, 3); // never backwards
+    const read = await states.get('t1', session.id);
+    expect(read).toMatchObject({ version: 1, markAcknowledgedThrough: 8, lastCompactedAt: 4_000 });
+    const next = await save(session, 1, state({ compactedThroughSequence: 12 }), 6_000);
+    expect(next.markAcknowledgedThrough).toBe(8);
+    expect((await states.get('t1', session.id)).markAcknowledgedThrough).toBe(8);
   });
 
   it('stores the largest summary: 16,000 code points of 4-byte characters', async () => {
