@@ -16,6 +16,7 @@ import { ChunkKind, DocumentState, type ChunkSchema, type DocumentSchema } from 
 import type {
   ChunkRecord,
   DocumentRecord,
+  Evidence,
   JsonValue,
   MemoryRecord,
   MemoryStatus as StoredStatus,
@@ -98,12 +99,7 @@ export function memoryMessage(m: MemoryRecord): MessageInitShape<typeof MemorySc
     owner: m.ownerId,
     sourceKind: SOURCE_KINDS[m.sourceKind],
     confidence: m.confidence,
-    evidence: {
-      messages: [...m.evidence.messageIds],
-      memCell: m.evidence.memCellId ?? '',
-      chunks: [...m.evidence.chunkIds],
-      excerpt: m.evidence.excerpt ?? '',
-    },
+    evidence: evidenceNames(m.evidence),
     status: MEMORY_STATUSES[m.status],
     statusReason: m.statusReason,
     supersedes: m.supersedesId === undefined ? '' : `memories/${m.supersedesId}`,
@@ -172,3 +168,62 @@ export function chunkMessage(c: ChunkRecord): MessageInitShape<typeof ChunkSchem
 }
 
 export { ULID_PATTERN, badName, checkUpdateMask, parseMessageName, parseSessionName } from './names.js';
+
+/** What an API `Evidence` carries: resource names. */
+export interface EvidenceNames {
+  messages: string[];
+  memCell: string;
+  chunks: string[];
+  excerpt: string;
+}
+
+const MESSAGE = /^sessions\/([^/]+)\/messages\/([^/]+)$/;
+const MEM_CELL = /^sessions\/([^/]+)\/memCells\/([^/]+)$/;
+
+/**
+ * API evidence as stored: message and MemCell names of one session become that session's ids
+ * (`sessionId`); names spanning several sessions, and chunk names, are kept as given.
+ */
+export function evidenceFromNames(
+  e:
+    | {
+        readonly messages?: readonly string[];
+        readonly memCell?: string;
+        readonly chunks?: readonly string[];
+        readonly excerpt?: string;
+      }
+    | undefined,
+): Evidence {
+  const messages = e?.messages ?? [];
+  const memCell = e?.memCell ?? '';
+  const sessions = new Set(
+    [
+      ...messages.map((n) => MESSAGE.exec(n)?.[1]),
+      memCell === '' ? undefined : MEM_CELL.exec(memCell)?.[1],
+    ].filter((s) => s !== undefined),
+  );
+  const allParsed = messages.every((n) => MESSAGE.test(n)) && (memCell === '' || MEM_CELL.test(memCell));
+  const sessionId = sessions.size === 1 && allParsed ? [...sessions][0] : undefined;
+  return {
+    messageIds: sessionId === undefined ? [...messages] : messages.map((n) => MESSAGE.exec(n)?.[2] ?? n),
+    ...(sessionId !== undefined ? { sessionId } : {}),
+    ...(memCell !== ''
+      ? { memCellId: sessionId === undefined ? memCell : (MEM_CELL.exec(memCell)?.[2] ?? memCell) }
+      : {}),
+    chunkIds: [...(e?.chunks ?? [])],
+    ...(e?.excerpt !== undefined && e.excerpt !== '' ? { excerpt: e.excerpt } : {}),
+  };
+}
+
+/** Stored evidence as API resource names (ids of one session are given their session back). */
+export function evidenceNames(e: Evidence): EvidenceNames {
+  const { sessionId } = e;
+  const name = (kind: 'messages' | 'memCells', id: string) =>
+    sessionId === undefined || id.includes('/') ? id : `sessions/${sessionId}/${kind}/${id}`;
+  return {
+    messages: e.messageIds.map((id) => name('messages', id)),
+    memCell: e.memCellId === undefined ? '' : name('memCells', e.memCellId),
+    chunks: [...e.chunkIds],
+    excerpt: e.excerpt ?? '',
+  };
+}

@@ -19,7 +19,13 @@ export type SourceKind =
 
 /** Where a memory came from. */
 export interface Evidence {
+  /**
+   * Message ids of one session (`sessionId`), or, when the evidence names messages of several
+   * sessions, their full names as given (`sessions/{s}/messages/{m}`).
+   */
   readonly messageIds: readonly string[];
+  /** The session the message and MemCell ids belong to, when they all belong to one. */
+  readonly sessionId?: string;
   readonly memCellId?: string;
   readonly chunkIds: readonly string[];
   readonly excerpt?: string;

@@ -395,7 +395,15 @@ export class ExtractionRunner {
         ),
       );
       // Profile facts the user stated are evergreen by default (domain/evergreen.ts).
-      const candidates = runs.flatMap((r) => r.candidates).map(withDefaultEvergreen);
+      const candidates = runs
+        .flatMap((r) => r.candidates)
+        .map(withDefaultEvergreen)
+        // Their message and MemCell ids are of this MemCell's session.
+        .map((c) =>
+          c.evidence.sessionId === undefined
+            ? { ...c, evidence: { ...c.evidence, sessionId: meta.sessionId } }
+            : c,
+        );
       const failed = runs.filter((r) => r.run.state === 'FAILED');
       const storedRuns = runs.map((r) => r.run);
       if (failed.length > 0 && failed.length === runs.filter((r) => r.run.state !== 'SKIPPED').length) {

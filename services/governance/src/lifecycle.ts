@@ -1,4 +1,10 @@
-import { MEMORY_TYPE_NAMES, SCOPE_NAMES, SOURCE_KIND_NAMES, checkUpdateMask } from '@engram/resources';
+import {
+  MEMORY_TYPE_NAMES,
+  SCOPE_NAMES,
+  SOURCE_KIND_NAMES,
+  checkUpdateMask,
+  evidenceFromNames,
+} from '@engram/resources';
 /**
  * The memory lifecycle of `engram.governance.v1.GovernanceService` (issue 6, "Lifecycle API"):
  * direct writes (CreateMemory), updates with a field mask, soft and hard deletion, restore, the
@@ -205,12 +211,7 @@ function candidateFromMemory(m: Memory): Candidate {
     ...(m.occurTime !== undefined ? { occurredAt: ms(m.occurTime) } : {}),
     ...(m.validFromTime !== undefined ? { validFrom: ms(m.validFromTime) } : {}),
     ...(m.validUntilTime !== undefined ? { validUntil: ms(m.validUntilTime) } : {}),
-    evidence: {
-      messageIds: (m.evidence?.messages ?? []).map((x) => x.replace(/^.*\/messages\//, '')),
-      ...(m.evidence?.memCell ? { memCellId: m.evidence.memCell.replace(/^.*\/memCells\//, '') } : {}),
-      chunkIds: (m.evidence?.chunks ?? []).map((x) => x.replace(/^.*\/chunks\//, '')),
-      ...(m.evidence?.excerpt ? { excerpt: m.evidence.excerpt } : {}),
-    },
+    evidence: evidenceFromNames(m.evidence),
     evergreen: m.evergreen,
     metadata: { ...m.metadata },
   };
@@ -234,6 +235,7 @@ function candidateFromRecord(r: MemoryRecord): Candidate {
     ...(r.validUntil !== undefined ? { validUntil: r.validUntil } : {}),
     evidence: {
       messageIds: [...r.evidence.messageIds],
+      ...(r.evidence.sessionId !== undefined ? { sessionId: r.evidence.sessionId } : {}),
       ...(r.evidence.memCellId !== undefined ? { memCellId: r.evidence.memCellId } : {}),
       chunkIds: [...r.evidence.chunkIds],
       ...(r.evidence.excerpt !== undefined ? { excerpt: r.evidence.excerpt } : {}),

@@ -26,6 +26,8 @@ import {
   SCOPES,
   SOURCE_KINDS as SOURCES,
   asJsonObject,
+  evidenceFromNames,
+  evidenceNames,
   memoryMessage,
 } from '@engram/resources';
 import type { ExtractionJobState as StoredJobState } from '@engram/store';
@@ -150,12 +152,7 @@ export function candidateFromMessage(
     ...(c.occurTime !== undefined ? { occurredAt: ms(c.occurTime) } : {}),
     ...(c.validFromTime !== undefined ? { validFrom: ms(c.validFromTime) } : {}),
     ...(c.validUntilTime !== undefined ? { validUntil: ms(c.validUntilTime) } : {}),
-    evidence: {
-      messageIds: (c.evidence?.messages ?? []).map((m) => m.replace(/^.*\/messages\//, '')),
-      ...(c.evidence?.memCell ? { memCellId: c.evidence.memCell.replace(/^.*\/memCells\//, '') } : {}),
-      chunkIds: (c.evidence?.chunks ?? []).map((ch) => ch.replace(/^.*\/chunks\//, '')),
-      ...(c.evidence?.excerpt ? { excerpt: c.evidence.excerpt } : {}),
-    },
+    evidence: evidenceFromNames(c.evidence),
     evergreen: c.evergreen,
     metadata: { ...c.metadata },
   };
@@ -186,17 +183,11 @@ export function candidateMessage(
     ...(c.occurredAt !== undefined ? { occurTime: at(c.occurredAt) } : {}),
     ...(c.validFrom !== undefined ? { validFromTime: at(c.validFrom) } : {}),
     ...(c.validUntil !== undefined ? { validUntilTime: at(c.validUntil) } : {}),
-    evidence: {
-      messages: c.evidence.messageIds.map((id) =>
-        sessionId === undefined ? id : `sessions/${sessionId}/messages/${id}`,
-      ),
-      memCell:
-        c.evidence.memCellId === undefined || sessionId === undefined
-          ? (c.evidence.memCellId ?? '')
-          : `sessions/${sessionId}/memCells/${c.evidence.memCellId}`,
-      chunks: [...(c.evidence.chunkIds ?? [])],
-      excerpt: c.evidence.excerpt ?? '',
-    },
+    evidence: evidenceNames({
+      ...c.evidence,
+      chunkIds: c.evidence.chunkIds ?? [],
+      ...(c.evidence.sessionId === undefined && sessionId !== undefined ? { sessionId } : {}),
+    }),
     evergreen: c.evergreen ?? false,
     metadata: { ...c.metadata },
   };

@@ -146,13 +146,22 @@ export class ExtractionHandOff {
     for (const cell of [...stale, ...due]) {
       if (this.#inFlight.size >= concurrency || this.#stopped) break;
       if (this.#inFlight.has(cell.id)) continue;
-      const attempt = this.#attempt(cell).finally(() => {
-        this.#inFlight.delete(cell.id);
-        for (const resolve of this.#waiters) resolve();
-        this.#waiters.clear();
-        // A slot is free: look for more work.
-        this.wake();
-      });
+      const attempt = this.#attempt(cell)
+        // A failure to record the outcome (the store unreachable) leaves the cell as it was: it is
+        // taken up again by a later sweep. It must never reach the process as an unhandled rejection.
+        .catch((error: unknown) => {
+          this.deps.logger.warn(
+            { memCell: cell.id, err: describe(error) },
+            'extraction hand-off attempt not recorded; retried later',
+          );
+        })
+        .finally(() => {
+          this.#inFlight.delete(cell.id);
+          for (const resolve of this.#waiters) resolve();
+          this.#waiters.clear();
+          // A slot is free: look for more work.
+          this.wake();
+        });
       this.#inFlight.set(cell.id, attempt);
     }
   }

@@ -65,6 +65,8 @@ export interface Candidate {
   readonly validUntil?: number;
   readonly evidence: {
     readonly messageIds: readonly string[];
+    /** The session of the message and MemCell ids (see the store's `Evidence`). */
+    readonly sessionId?: string;
     readonly memCellId?: string;
     readonly chunkIds?: readonly string[];
     /** A short quote of the source, ≤ 500 characters. */

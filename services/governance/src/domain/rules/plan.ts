@@ -53,6 +53,7 @@ export function planMemory(
     ...(supersedesId !== undefined ? { supersedesId } : {}),
     evidence: {
       messageIds: [...messageIds],
+      ...(candidate.evidence.sessionId !== undefined ? { sessionId: candidate.evidence.sessionId } : {}),
       ...(memCellId !== undefined ? { memCellId } : {}),
       chunkIds: [...(chunkIds ?? [])],
       ...(excerpt !== undefined && excerpt !== '' ? { excerpt } : {}),
