@@ -12,32 +12,29 @@
  * `--text-weight` replace the hybrid mode's default weights (dense-only and lexical-only keep theirs).
  * Unset flags leave the server defaults. Per-question recall is written to the JSON (`perQuestion`).
  *
- * Starts the all-in-one server on embedded defaults in a temporary data directory (log level warn).
- * Each conversation belongs to its user (one token per user, tenant `bench`); one Engram session per
- * dataset session; turns go through `AppendMessages` in batches of at most 100 with `occur_time` =
- * the session's `started_at` + i × 30 s, then `FlushSession` (so MemCells close and extraction
- * runs). The harness then waits until every MemCell is EXTRACTED or FAILED and the index outbox is
- * drained (`GetIndexStatus` as an admin of tenant `bench`).
+ * Ingestion is `bench/lib/ingest-dataset.ts`: the all-in-one server on embedded defaults in a
+ * temporary data directory (log level warn). Each conversation belongs to its user (one token per
+ * user, tenant `bench`); one Engram session per dataset session; turns go through `AppendMessages`
+ * in batches of at most 100 with `occur_time` = the session's `started_at` + i × 30 s, then
+ * `FlushSession` (so MemCells close and extraction runs). The harness then waits until every
+ * MemCell is EXTRACTED or FAILED and the index outbox is drained (`GetIndexStatus` as an admin of
+ * tenant `bench`).
  *
  * Every question is searched as its conversation's user with `top_k` = --top and `reference_time` =
  * `asked_at` (or one day after the conversation's last session). A result counts for the turns it
  * derives from: a ROUND for its user and assistant messages, a MEMORY for its evidence messages
  * (message name → turn id as recorded at append time), a CHUNK for none.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir, totalmem } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { dirname, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import { createClient } from '@connectrpc/connect';
-import { createGrpcTransport } from '@connectrpc/connect-node';
 import { ItemKind } from '@engram/contracts/common';
-import { IngestionService, MemCellStatus, MessageRole } from '@engram/contracts/ingestion';
 import { RetrievalService, type SearchResult } from '@engram/contracts/retrieval';
-import { mintToken, type Role } from '@engram/runtime';
-import { createAllInOneServer, loadConfig } from '../../services/all-in-one/src/index.js';
+import { ingestDataset, startBenchServer } from '../lib/ingest-dataset.js';
 import { datasetCounts, loadDataset, type Question } from './dataset.js';
 import {
   aggregate,
@@ -78,7 +75,6 @@ type Mode = keyof typeof MODES;
 const MODE_NAMES = Object.keys(MODES) as Mode[];
 const METRICS = ['R@5', 'R@10', 'R@25', 'NDCG@10'] as const;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
 /** Runs `work` over `items` with at most `limit` in flight. */
@@ -153,141 +149,18 @@ async function main(): Promise<void> {
     `${dataset.name}: ${counts.conversations} conversations, ${counts.sessions} sessions, ${counts.turns} turns, ${counts.questions} questions\n`,
   );
 
-  const dataDir = mkdtempSync(join(tmpdir(), 'engram-retrieval-'));
-  const secret = randomBytes(32).toString('hex');
-  const key = { algorithm: 'HS256' as const, secret: new TextEncoder().encode(secret) };
-  const { server } = await createAllInOneServer(
-    loadConfig({
-      ENGRAM_PORT: '0',
-      ENGRAM_JWT_SECRET: secret,
-      ENGRAM_DATA_DIR: dataDir,
-      ENGRAM_LOG_LEVEL: 'warn',
-    }),
-    { handleSignals: false },
-  );
-  const transport = createGrpcTransport({ baseUrl: server.url });
-  const ingestion = createClient(IngestionService, transport);
-  const retrieval = createClient(RetrievalService, transport);
-  const tokens = new Map<string, { token: string; at: number }>();
-  const as = async (subject: string, roles: Role[] = []) => {
-    const cacheKey = `${subject}|${roles.join(',')}`;
-    let entry = tokens.get(cacheKey);
-    if (entry === undefined || Date.now() - entry.at > 30 * 60_000) {
-      entry = {
-        token: await mintToken({ subject, tenantId: 'bench', roles }, key, { expiresIn: '2h' }),
-        at: Date.now(),
-      };
-      tokens.set(cacheKey, entry);
-    }
-    return { headers: { authorization: `Bearer ${entry.token}` } };
-  };
-
-  /** Message name → turn id (message names are unique across sessions). */
-  const turnOfMessage = new Map<string, string>();
-  const sessionNames: { user: string; name: string }[] = [];
-  const referenceTime = new Map<string, number>();
+  const bench = await startBenchServer('engram-retrieval-');
+  const retrieval = createClient(RetrievalService, bench.transport);
   try {
-    // ---- Ingestion ----
-    const ingestStart = performance.now();
-    for (const conversation of conversations) {
-      const auth = await as(conversation.user);
-      for (const dsSession of conversation.sessions) {
-        const { session } = await ingestion.createSession(
-          { session: { displayName: `${conversation.id} ${dsSession.id}`, timeZone: 'UTC' } },
-          auth,
-        );
-        if (session === undefined) throw new Error('CreateSession returned no session');
-        sessionNames.push({ user: conversation.user, name: session.name });
-        const start = Date.parse(dsSession.started_at);
-        for (let from = 0; from < dsSession.turns.length; from += 100) {
-          const batch = dsSession.turns.slice(from, from + 100);
-          const response = await ingestion.appendMessages(
-            {
-              parent: session.name,
-              messages: batch.map((turn, j) => {
-                const participant = (turn.speaker ?? '').replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
-                return {
-                  role: turn.role === 'user' ? MessageRole.USER : MessageRole.ASSISTANT,
-                  content: turn.text,
-                  occurTime: timestampFromMs(start + (from + j) * 30_000),
-                  ...(/[A-Za-z0-9]/.test(participant) ? { participantName: participant } : {}),
-                };
-              }),
-            },
-            auth,
-          );
-          if (response.messages.length !== batch.length) {
-            throw new Error(`appended ${batch.length} messages, got ${response.messages.length} back`);
-          }
-          response.messages.forEach((message, j) => turnOfMessage.set(message.name, batch[j]!.id));
-        }
-        await ingestion.flushSession({ name: session.name, reason: 'benchmark session end' }, auth);
-      }
-      const last = conversation.sessions.at(-1)!;
-      referenceTime.set(conversation.id, Date.parse(last.started_at) + 86_400_000);
-      process.stdout.write(`  ingested ${conversation.id} (${turnOfMessage.size} messages so far)\n`);
-    }
-    const appendMs = performance.now() - ingestStart;
-
-    // ---- Wait for extraction and indexing ----
-    const admin = await as('bench-admin', ['admin']);
-    const deadline = Date.now() + waitTimeoutMs;
-    let cellStatus: Record<string, number> = {};
-    let settled = false;
-    let drainedTwice = 0;
-    let lastReport = 0;
-    while (Date.now() < deadline) {
-      cellStatus = {};
-      for (const { user, name } of sessionNames) {
-        let pageToken = '';
-        do {
-          const page = await ingestion.listMemCells(
-            { parent: name, pageSize: 500, pageToken },
-            await as(user),
-          );
-          for (const cell of page.memCells) {
-            const status = MemCellStatus[cell.status];
-            cellStatus[status] = (cellStatus[status] ?? 0) + 1;
-          }
-          pageToken = page.nextPageToken;
-        } while (pageToken !== '');
-      }
-      const pendingCells = Object.entries(cellStatus)
-        .filter(([status]) => status !== 'EXTRACTED' && status !== 'FAILED')
-        .reduce((a, [, n]) => a + n, 0);
-      const { indexStatus } = await retrieval.getIndexStatus({}, admin);
-      const backlog = Number(indexStatus?.outboxPending ?? 0n) + Number(indexStatus?.outboxRetrying ?? 0n);
-      if (Date.now() - lastReport > 15_000) {
-        lastReport = Date.now();
-        const kinds = (indexStatus?.kinds ?? [])
-          .map((k) => `${ItemKind[k.kind]} ${k.sourceRows}/${k.indexedPoints ?? '?'}`)
-          .join(', ');
-        process.stdout.write(
-          `  waiting: cells ${JSON.stringify(cellStatus)}, outbox ${backlog}, ${kinds} (${Math.round(
-            (performance.now() - ingestStart) / 1000,
-          )} s)\n`,
-        );
-      }
-      drainedTwice = pendingCells === 0 && backlog === 0 ? drainedTwice + 1 : 0;
-      if (drainedTwice >= 2) {
-        settled = true;
-        break;
-      }
-      await sleep(2000);
-    }
-    const ingestMs = performance.now() - ingestStart;
-    const { indexStatus } = await retrieval.getIndexStatus({}, admin);
-    const indexKinds = Object.fromEntries(
-      (indexStatus?.kinds ?? []).map((k) => [
-        ItemKind[k.kind],
-        { sourceRows: Number(k.sourceRows), indexedPoints: Number(k.indexedPoints ?? -1n) },
-      ]),
-    );
-    process.stdout.write(
-      `  ingestion ${settled ? 'settled' : 'NOT settled (timeout)'} in ${Math.round(ingestMs / 1000)} s (appends ${Math.round(
-        appendMs / 1000,
-      )} s); cells ${JSON.stringify(cellStatus)}; index ${JSON.stringify(indexKinds)}\n`,
-    );
+    const {
+      turnOfMessage,
+      referenceTime,
+      settled,
+      appendMs,
+      totalMs: ingestMs,
+      memCells: cellStatus,
+      index: indexKinds,
+    } = await ingestDataset(bench, conversations, { waitTimeoutMs });
 
     // ---- Searches ----
     const userOf = new Map(conversations.map((c) => [c.id, c.user]));
@@ -307,7 +180,7 @@ async function main(): Promise<void> {
     const searchStart = performance.now();
     let done = 0;
     await pool(tasks, concurrency, async ({ q, mode }) => {
-      const auth = await as(userOf.get(q.conversation)!);
+      const auth = await bench.as(userOf.get(q.conversation)!);
       const at = q.asked_at !== undefined ? Date.parse(q.asked_at) : referenceTime.get(q.conversation)!;
       const t0 = performance.now();
       const response = await retrieval.search(
@@ -449,8 +322,7 @@ async function main(): Promise<void> {
     mkdirSync(dirname(resolve(args.out)), { recursive: true });
     writeFileSync(resolve(args.out), `${JSON.stringify(report, null, 2)}\n`);
   } finally {
-    await server.shutdown();
-    rmSync(dataDir, { recursive: true, force: true });
+    await bench.close();
   }
 }
 

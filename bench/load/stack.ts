@@ -1,0 +1,339 @@
+/**
+ * The multi-process stack of the sustained-load benchmark: the four service processes (the
+ * production topology of README "One process per service"), each started like
+ * `npm start -w @engram/<service>` on its own free loopback port with ENGRAM_METRICS_PORT=0 and a
+ * shared ENGRAM_JWT_SECRET, over one source of truth (a fresh MariaDB database on the test server
+ * of scripts/ensure-mariadb.sh, or one SQLite file in a shared data directory) and one vector index
+ * (the pinned Qdrant binary of the test harness, or the embedded index owned by retrieval).
+ *
+ * Everything it starts is registered for cleanup: `stop()` terminates the services (SIGTERM, then
+ * SIGKILL after 15 s), stops Qdrant, drops the database and removes the temporary directory. The
+ * service logs go straight to files (no pipe through this process, so logging costs the generator
+ * nothing); readiness is the "listening" line in that file.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import {
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+} from 'node:fs';
+import { createServer } from 'node:net';
+import { homedir, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createConnection } from 'mysql2/promise';
+import { migrateToLatest, openStore } from '@engram/store';
+import { startQdrant, type RunningQdrant } from '../../libs/vector-index/test/qdrant-harness.js';
+
+export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+export const SERVICES = ['governance', 'ingestion', 'retrieval', 'context'] as const;
+export type Service = (typeof SERVICES)[number];
+
+export type StoreKind = 'mysql' | 'sqlite';
+export type VectorKind = 'qdrant' | 'embedded';
+
+export interface StackOptions {
+  readonly store: StoreKind;
+  readonly vectors: VectorKind;
+  readonly logLevel: string;
+  /** Where the service log files go. */
+  readonly logDir: string;
+  readonly readyTimeoutMs?: number;
+  /** Services to run under the V8 CPU profiler (`--cpu-prof`, written to `<logDir>/profiles` at exit). */
+  readonly profile?: readonly Service[];
+}
+
+export interface RunningService {
+  readonly name: Service;
+  readonly url: string;
+  readonly metricsUrl: string | undefined;
+  readonly pid: number;
+  readonly logFile: string;
+}
+
+export interface Stack {
+  readonly services: Readonly<Record<Service, RunningService>>;
+  readonly secret: string;
+  /** The database description (password masked) or SQLite file. */
+  readonly storeTarget: string;
+  readonly qdrantUrl: string | undefined;
+  /** Qdrant's pid when found (for RSS/CPU sampling). */
+  readonly qdrantPid: number | undefined;
+  /** The MariaDB server's pid when found. */
+  readonly mysqlPid: number | undefined;
+  /** Stops everything it started; idempotent. */
+  readonly stop: () => Promise<void>;
+}
+
+/** Free loopback ports (bound to port 0, then released). */
+export async function freePorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<ReturnType<typeof createServer>>((ok, fail) => {
+          const server = createServer();
+          server.once('error', fail);
+          server.listen(0, '127.0.0.1', () => {
+            ok(server);
+          });
+        }),
+    ),
+  );
+  const ports = servers.map((s) => {
+    const address = s.address();
+    if (address === null || typeof address === 'string') throw new Error('no TCP address');
+    return address.port;
+  });
+  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  return ports;
+}
+
+function mysqlBaseUrl(): string {
+  const fromEnv = process.env['ENGRAM_TEST_MYSQL_URL'];
+  if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
+  const file = join(process.env['ENGRAM_TEST_STATE_DIR'] ?? join(homedir(), '.engram-test'), 'mysql-url');
+  if (!existsSync(file))
+    throw new Error(
+      `no MariaDB URL (${file} missing): run \`bash scripts/ensure-mariadb.sh\` or use --store sqlite`,
+    );
+  return readFileSync(file, 'utf8').trim();
+}
+
+/** The pid of a process whose /proc/<pid>/comm is `comm` (first match), or whose cwd is `cwd`. */
+function findPid(match: { comm?: string; cwd?: string }): number | undefined {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (match.comm !== undefined && readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === match.comm)
+        return Number(entry);
+      if (match.cwd !== undefined && readlinkSync(`/proc/${entry}/cwd`) === match.cwd) return Number(entry);
+    } catch {
+      // gone or not ours
+    }
+  }
+  return undefined;
+}
+
+async function terminate(child: ChildProcess, graceMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const gone = new Promise<void>((r) => {
+    child.once('exit', () => {
+      r();
+    });
+  });
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await gone;
+  clearTimeout(timer);
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Starts the stack; on any failure, stops what was started and rethrows. */
+export async function startStack(options: StackOptions): Promise<Stack> {
+  const cleanups: (() => Promise<void> | void)[] = [];
+  let stopped: Promise<void> | undefined;
+  const stop = () =>
+    (stopped ??= (async () => {
+      for (const cleanup of cleanups.reverse()) {
+        try {
+          await cleanup();
+        } catch (error) {
+          process.stderr.write(`cleanup failed: ${error instanceof Error ? error.message : String(error)}\n`);
+        }
+      }
+    })());
+  try {
+    const dataDir = mkdtempSync(join(tmpdir(), 'engram-load-'));
+    cleanups.push(() => {
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+    const secret = randomBytes(32).toString('hex');
+
+    // ---- Source of truth: a fresh database, migrated here (standalone services do not migrate). ----
+    let mysqlUrl: string | undefined;
+    let storeTarget: string;
+    let mysqlPid: number | undefined;
+    if (options.store === 'mysql') {
+      const base = new URL(mysqlBaseUrl());
+      if (!['127.0.0.1', 'localhost', '[::1]'].includes(base.hostname))
+        throw new Error(`the MariaDB URL must be on loopback, not ${base.hostname}`);
+      const name = `engram_test_load_${randomBytes(5).toString('hex')}`;
+      const admin = await createConnection({
+        uri: `${base.protocol}//${base.username}:${base.password}@${base.host}/`,
+      });
+      await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
+      cleanups.push(async () => {
+        await admin.query(`DROP DATABASE \`${name}\``);
+        await admin.end();
+      });
+      const url = new URL(base.href);
+      url.pathname = `/${name}`;
+      mysqlUrl = url.href;
+      storeTarget = `${url.protocol}//***@${url.host}${url.pathname}`;
+      mysqlPid = findPid({ comm: 'mariadbd' }) ?? findPid({ comm: 'mysqld' });
+    } else {
+      storeTarget = join(dataDir, 'engram.db');
+    }
+    const store = openStore({ target: mysqlUrl ?? join(dataDir, 'engram.db') });
+    try {
+      await migrateToLatest(store.db);
+    } finally {
+      await store.close();
+    }
+
+    // ---- Vector index ----
+    let qdrant: RunningQdrant | undefined;
+    let qdrantPid: number | undefined;
+    if (options.vectors === 'qdrant') {
+      qdrant = await startQdrant({ readyTimeoutMs: 60_000 });
+      const q = qdrant;
+      cleanups.push(() => q.stop());
+      qdrantPid = findPid({ cwd: qdrant.dir });
+    }
+
+    // ---- The four services ----
+    const ports = await freePorts(SERVICES.length);
+    const port = Object.fromEntries(SERVICES.map((s, i) => [s, ports[i]!])) as Record<Service, number>;
+    const url = (s: Service) => `http://127.0.0.1:${port[s]}`;
+    const common: Record<string, string> = {
+      PATH: process.env['PATH'] ?? '',
+      HOME: process.env['HOME'] ?? tmpdir(),
+      ENGRAM_HOST: '127.0.0.1',
+      ENGRAM_METRICS_PORT: '0',
+      ENGRAM_JWT_SECRET: secret,
+      ENGRAM_DATA_DIR: dataDir,
+      ENGRAM_LOG_LEVEL: options.logLevel,
+      ...(mysqlUrl !== undefined ? { MYSQL_URL: mysqlUrl } : {}),
+    };
+    const own: Record<Service, Record<string, string>> = {
+      governance: { ENGRAM_INGESTION_URL: url('ingestion'), ENGRAM_CONTEXT_URL: url('context') },
+      ingestion: { ENGRAM_GOVERNANCE_URL: url('governance') },
+      retrieval: qdrant !== undefined ? { QDRANT_URL: qdrant.url } : {},
+      context: {
+        ENGRAM_INGESTION_URL: url('ingestion'),
+        ENGRAM_GOVERNANCE_URL: url('governance'),
+        ENGRAM_RETRIEVAL_URL: url('retrieval'),
+      },
+    };
+    const started = SERVICES.map((name) => {
+      const logFile = join(options.logDir, `load-${name}.log`);
+      const fd = openSync(logFile, 'w');
+      const child = spawn(
+        process.execPath,
+        [
+          ...(options.profile?.includes(name) === true
+            ? ['--cpu-prof', `--cpu-prof-dir=${join(options.logDir, 'profiles')}`]
+            : []),
+          '--conditions=@engram/source',
+          '--import',
+          'tsx',
+          `services/${name}/src/main.ts`,
+        ],
+        {
+          cwd: repoRoot,
+          env: { ...common, ENGRAM_PORT: String(port[name]), ...own[name] },
+          stdio: ['ignore', fd, fd],
+        },
+      );
+      closeSync(fd);
+      cleanups.push(() => terminate(child, 15_000));
+      return { name, child, logFile };
+    });
+
+    // Readiness: the "listening" line in each log file.
+    const deadline = Date.now() + (options.readyTimeoutMs ?? 120_000);
+    const services = {} as Record<Service, RunningService>;
+    for (const { name, child, logFile } of started) {
+      for (;;) {
+        if (child.exitCode !== null || child.signalCode !== null) {
+          throw new Error(
+            `${name} exited (${child.exitCode ?? child.signalCode}) before listening:\n${readFileSync(logFile, 'utf8').slice(-4000)}`,
+          );
+        }
+        const line = readFileSync(logFile, 'utf8')
+          .split('\n')
+          .find((l) => l.includes('listening on'));
+        if (line !== undefined) {
+          const entry = JSON.parse(line) as { url: string; metrics?: string };
+          services[name] = {
+            name,
+            url: entry.url,
+            metricsUrl: entry.metrics,
+            pid: child.pid!,
+            logFile,
+          };
+          break;
+        }
+        if (Date.now() > deadline)
+          throw new Error(`${name} not listening within the timeout; see ${logFile}`);
+        await sleep(200);
+      }
+    }
+    return {
+      services,
+      secret,
+      storeTarget,
+      qdrantUrl: qdrant?.url,
+      qdrantPid,
+      mysqlPid,
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** RSS (VmRSS) of a process in MiB, or undefined when it is gone. */
+export function rssMib(pid: number): number | undefined {
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match === null ? undefined : Number(match[1]) / 1024;
+  } catch {
+    return undefined;
+  }
+}
+
+/** utime + stime of a process (or one of its threads with `tid`), in clock ticks. */
+export function cpuTicks(pid: number, tid?: number): number | undefined {
+  try {
+    const path = tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`;
+    const stat = readFileSync(path, 'utf8');
+    // Fields after the command (which may contain spaces) start after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]); // utime (14th), stime (15th)
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Scheduler statistics of a thread (/proc/<pid>/task/<tid>/schedstat): ns on a CPU and ns waiting
+ * on a run queue (runnable but not running: CPU starvation).
+ */
+export function schedStat(pid: number, tid: number): { runNs: number; waitNs: number } | undefined {
+  try {
+    const [run, wait] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').trim().split(/\s+/);
+    return { runNs: Number(run), waitNs: Number(wait) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Busy and total ticks of the whole machine (/proc/stat, all CPUs). */
+export function machineTicks(): { busy: number; total: number } {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0]!;
+  const values = line.trim().split(/\s+/).slice(1).map(Number);
+  const total = values.reduce((a, b) => a + b, 0);
+  const idle = (values[3] ?? 0) + (values[4] ?? 0);
+  return { busy: total - idle, total };
+}
