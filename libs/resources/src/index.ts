@@ -167,7 +167,14 @@ export function chunkMessage(c: ChunkRecord): MessageInitShape<typeof ChunkSchem
   };
 }
 
-export { ULID_PATTERN, badName, checkUpdateMask, parseMessageName, parseSessionName } from './names.js';
+export {
+  ULID_PATTERN,
+  badName,
+  checkUpdateMask,
+  checkedTimestampMs,
+  parseMessageName,
+  parseSessionName,
+} from './names.js';
 
 /** What an API `Evidence` carries: resource names. */
 export interface EvidenceNames {

@@ -47,3 +47,27 @@ export function checkUpdateMask(
     }
   }
 }
+
+/** The range of `google.protobuf.Timestamp`: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z. */
+const MIN_SECONDS = -62_135_596_800n;
+const MAX_SECONDS = 253_402_300_799n;
+
+/**
+ * A timestamp as epoch milliseconds, or INVALID_ARGUMENT `FIELD_INVALID` naming `field` when it is
+ * outside the Timestamp range or its nanos are not 0–999,999,999.
+ */
+export function checkedTimestampMs(
+  t: { readonly seconds: bigint; readonly nanos: number },
+  field: string,
+): number {
+  if (
+    t.seconds < MIN_SECONDS ||
+    t.seconds > MAX_SECONDS ||
+    !Number.isInteger(t.nanos) ||
+    t.nanos < 0 ||
+    t.nanos > 999_999_999
+  ) {
+    throw errors.fieldInvalid(field, 'not a valid timestamp (years 1–9999, nanos 0–999999999)');
+  }
+  return Number(t.seconds) * 1000 + Math.floor(t.nanos / 1_000_000);
+}

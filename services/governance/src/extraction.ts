@@ -331,6 +331,11 @@ export class ExtractionRunner {
     return running;
   }
 
+  /** Whether this process is running the job now. */
+  isRunning(jobId: string): boolean {
+    return this.#running.has(jobId);
+  }
+
   async stop(): Promise<void> {
     this.#abort.abort(new Error('shutting down'));
     await Promise.allSettled([...this.#running.values()]);

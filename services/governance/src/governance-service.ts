@@ -185,6 +185,13 @@ export function createGovernanceService(
           if (!request.dryRun) {
             const running = await jobs.findRunning(principal.tenantId, memCellId, trx);
             if (running !== undefined && !jobResult(running).dryRun) {
+              // A job left RUNNING by a governance process that stopped (e.g. killed mid-extraction)
+              // is taken over when the hand-off (a `service` caller) asks again: it runs here, and
+              // its rules dedupe whatever the stopped process had already written.
+              if (principal.roles.includes('service') && !runner.isRunning(running.id)) {
+                deps.logger.info({ extractionJob: running.id }, 'taking over an extraction job left running');
+                return { jobId: running.id };
+              }
               throw errors.failedPrecondition(
                 'STATE_CONFLICT',
                 `extraction job extractionJobs/${running.id} of this MemCell has not ended`,

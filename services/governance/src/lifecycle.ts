@@ -1,4 +1,5 @@
 import {
+  checkedTimestampMs,
   MEMORY_TYPE_NAMES,
   SCOPE_NAMES,
   SOURCE_KIND_NAMES,
@@ -13,7 +14,7 @@ import {
  * `MemoryRepository` in one transaction.
  */
 import { create, toJsonString, type MessageInitShape } from '@bufbuild/protobuf';
-import { timestampFromMs, timestampMs, type Timestamp } from '@bufbuild/protobuf/wkt';
+import { timestampFromMs, type Timestamp } from '@bufbuild/protobuf/wkt';
 import type { ServiceImpl } from '@connectrpc/connect';
 import { Scope as ScopeEnum } from '@engram/contracts/common';
 import {
@@ -118,7 +119,8 @@ const FIELD_PATHS: Readonly<Record<string, string>> = {
   supersededById: 'superseded_by',
 };
 
-const ms = (t: Timestamp | undefined) => (t === undefined ? undefined : timestampMs(t));
+const ms = (t: Timestamp | undefined, field: string) =>
+  t === undefined ? undefined : checkedTimestampMs(t, field);
 
 function checkReason(reason: string): void {
   if (Array.from(reason).length > MAX_REASON_CHARS) {
@@ -207,10 +209,10 @@ function candidateFromMemory(m: Memory): Candidate {
     ...(scope !== undefined ? { scopeHint: scope } : {}),
     ...(m.orgId !== '' ? { orgId: m.orgId } : {}),
     confidence: m.confidence ?? 1,
-    ...(m.expireTime !== undefined ? { expiresAt: ms(m.expireTime) } : {}),
-    ...(m.occurTime !== undefined ? { occurredAt: ms(m.occurTime) } : {}),
-    ...(m.validFromTime !== undefined ? { validFrom: ms(m.validFromTime) } : {}),
-    ...(m.validUntilTime !== undefined ? { validUntil: ms(m.validUntilTime) } : {}),
+    ...(m.expireTime !== undefined ? { expiresAt: ms(m.expireTime, 'expire_time') } : {}),
+    ...(m.occurTime !== undefined ? { occurredAt: ms(m.occurTime, 'occur_time') } : {}),
+    ...(m.validFromTime !== undefined ? { validFrom: ms(m.validFromTime, 'valid_from_time') } : {}),
+    ...(m.validUntilTime !== undefined ? { validUntil: ms(m.validUntilTime, 'valid_until_time') } : {}),
     evidence: evidenceFromNames(m.evidence),
     evergreen: m.evergreen,
     metadata: { ...m.metadata },
@@ -512,16 +514,16 @@ export function createLifecycleHandlers(deps: LifecycleDeps): Partial<ServiceImp
               next = { ...next, confidence: m.confidence };
               break;
             case 'occur_time':
-              next = { ...next, occurredAt: ms(m.occurTime) };
+              next = { ...next, occurredAt: ms(m.occurTime, 'occur_time') };
               break;
             case 'expire_time':
-              next = { ...next, expiresAt: ms(m.expireTime) };
+              next = { ...next, expiresAt: ms(m.expireTime, 'expire_time') };
               break;
             case 'valid_from_time':
-              next = { ...next, validFrom: ms(m.validFromTime) };
+              next = { ...next, validFrom: ms(m.validFromTime, 'valid_from_time') };
               break;
             case 'valid_until_time':
-              next = { ...next, validUntil: ms(m.validUntilTime) };
+              next = { ...next, validUntil: ms(m.validUntilTime, 'valid_until_time') };
               break;
             case 'metadata':
               next = { ...next, metadata: { ...m.metadata } };
@@ -660,7 +662,7 @@ export function createLifecycleHandlers(deps: LifecycleDeps): Partial<ServiceImp
       const principal = requirePrincipal(ctx.values);
       const id = parseMemoryName(request.name);
       checkReason(request.reason);
-      const requestedExpiry = ms(request.expireTime);
+      const requestedExpiry = ms(request.expireTime, 'expire_time');
       if (requestedExpiry !== undefined && requestedExpiry <= Date.now()) {
         throw errors.fieldInvalid('expire_time', 'must be in the future');
       }

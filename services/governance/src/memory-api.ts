@@ -2,7 +2,6 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import {
   durationMs,
   timestampFromMs,
-  timestampMs,
   type Duration,
   type Timestamp,
 } from '@bufbuild/protobuf/wkt';
@@ -19,6 +18,7 @@ import {
 } from '@engram/contracts/governance';
 import { errors } from '@engram/runtime';
 import {
+  checkedTimestampMs,
   MEMORY_TYPE_NAMES,
   MEMORY_TYPES as TYPES,
   SCOPE_NAMES,
@@ -110,7 +110,8 @@ export function requestedExtractors(extractors: readonly Extractor[]): Extractor
   return names;
 }
 
-const ms = (t: Timestamp | undefined) => (t === undefined ? undefined : timestampMs(t));
+const ms = (t: Timestamp | undefined, field: string) =>
+  t === undefined ? undefined : checkedTimestampMs(t, field);
 const at = (v: number | undefined) => (v === undefined ? undefined : timestampFromMs(v));
 
 /**
@@ -148,10 +149,10 @@ export function candidateFromMessage(
     confidence: c.confidence,
     ...(c.ttlHint !== undefined ? { ttlHintMs: ttl(c.ttlHint) } : {}),
     ...(c.ttlReason !== '' ? { ttlReason: c.ttlReason } : {}),
-    ...(c.expireTime !== undefined ? { expiresAt: ms(c.expireTime) } : {}),
-    ...(c.occurTime !== undefined ? { occurredAt: ms(c.occurTime) } : {}),
-    ...(c.validFromTime !== undefined ? { validFrom: ms(c.validFromTime) } : {}),
-    ...(c.validUntilTime !== undefined ? { validUntil: ms(c.validUntilTime) } : {}),
+    ...(c.expireTime !== undefined ? { expiresAt: ms(c.expireTime, 'expire_time') } : {}),
+    ...(c.occurTime !== undefined ? { occurredAt: ms(c.occurTime, 'occur_time') } : {}),
+    ...(c.validFromTime !== undefined ? { validFrom: ms(c.validFromTime, 'valid_from_time') } : {}),
+    ...(c.validUntilTime !== undefined ? { validUntil: ms(c.validUntilTime, 'valid_until_time') } : {}),
     evidence: evidenceFromNames(c.evidence),
     evergreen: c.evergreen,
     metadata: { ...c.metadata },

@@ -69,6 +69,8 @@ export function authorizedScope(
         });
       }
       return { scope: 'PLATFORM', orgId: '' };
+    default:
+      throw errors.fieldInvalid('document.scope', `unknown value ${String(scope)}`);
   }
 }
 

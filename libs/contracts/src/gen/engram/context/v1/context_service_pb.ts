@@ -1223,6 +1223,12 @@ export const CompactionOutcomeSchema: GenEnum<CompactionOutcome> = /*@__PURE__*/
  * `retrieval` or `model`], SHUTTING_DOWN [UNAVAILABLE], INTERNAL [INTERNAL]), which are not
  * repeated below.
  *
+ * Malformed common fields are also generic: FIELD_REQUIRED [INVALID_ARGUMENT] for an empty
+ * required name or parent, FIELD_INVALID [INVALID_ARGUMENT] for a malformed `request_id`, `etag` or
+ * Timestamp, TIME_RANGE_INVALID [INVALID_ARGUMENT] for a time-range filter whose start is after
+ * its end, and MESSAGE_TOO_LARGE [RESOURCE_EXHAUSTED] for a request over the server's receive
+ * limit.
+ *
  * @generated from service engram.context.v1.ContextService
  */
 export const ContextService: GenService<{

@@ -1323,6 +1323,12 @@ export const ExtractionJobViewSchema: GenEnum<ExtractionJobView> = /*@__PURE__*/
  * SHUTTING_DOWN [UNAVAILABLE], INTERNAL [INTERNAL]); the lists below give the other reasons,
  * with their status code.
  *
+ * Malformed common fields are also generic: FIELD_REQUIRED [INVALID_ARGUMENT] for an empty
+ * required name or parent, FIELD_INVALID [INVALID_ARGUMENT] for a malformed `request_id`, `etag` or
+ * Timestamp, TIME_RANGE_INVALID [INVALID_ARGUMENT] for a time-range filter whose start is after
+ * its end, and MESSAGE_TOO_LARGE [RESOURCE_EXHAUSTED] for a request over the server's receive
+ * limit.
+ *
  * @generated from service engram.governance.v1.GovernanceService
  */
 export const GovernanceService: GenService<{

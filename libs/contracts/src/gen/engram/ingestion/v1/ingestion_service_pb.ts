@@ -1700,6 +1700,12 @@ export const IngestPhaseSchema: GenEnum<IngestPhase> = /*@__PURE__*/
  * `DEPENDENCY_UNAVAILABLE` and `SHUTTING_DOWN` [UNAVAILABLE] and `INTERNAL` [INTERNAL]. A failed
  * call has written nothing, except where a method documents otherwise.
  *
+ * Malformed common fields are also generic: FIELD_REQUIRED [INVALID_ARGUMENT] for an empty
+ * required name or parent, FIELD_INVALID [INVALID_ARGUMENT] for a malformed `request_id`, `etag` or
+ * Timestamp, TIME_RANGE_INVALID [INVALID_ARGUMENT] for a time-range filter whose start is after
+ * its end, and MESSAGE_TOO_LARGE [RESOURCE_EXHAUSTED] for a request over the server's receive
+ * limit.
+ *
  * --- Documents ---
  *
  * @generated from service engram.ingestion.v1.IngestionService
