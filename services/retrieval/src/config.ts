@@ -29,6 +29,12 @@ export const retrievalEnvShape = {
   ENGRAM_EMBEDDINGS_DIMENSIONS: envInt(0, 0, 65_536),
   /** Run the outbox indexer in this process (`on`), or leave it to another replica (`off`). */
   ENGRAM_INDEXER: envEnum(['on', 'off'], 'on'),
+  /**
+   * How long outbox rows an indexer took stay invisible to other indexers, ms: after an indexer
+   * dies, its rows are indexed by another (or its restart) once the lease ends. Longer than the
+   * slowest batch (32 rows embedded and written).
+   */
+  ENGRAM_INDEXER_LEASE_MS: envInt(30_000, 1_000, 600_000),
 } as const;
 
 const schema = serviceEnvSchema(DEFAULT_PORT)

@@ -82,6 +82,7 @@ export async function openRetrievalResources(
         embedder,
         index: live.index,
         logger: logger.child({ component: 'indexer' }),
+        leaseMs: config.ENGRAM_INDEXER_LEASE_MS,
       });
       indexer.start();
     }

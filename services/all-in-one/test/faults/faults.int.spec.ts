@@ -58,6 +58,8 @@ beforeAll(async () => {
   cluster = await Cluster.start({
     // Small MemCells so a few messages make several of them; everything else at its defaults.
     ingestion: { ENGRAM_BOUNDARY_MESSAGE_CAP: '4', ENGRAM_EXTRACTION_MAX_ATTEMPTS: '20' },
+    // A dead indexer's leased rows come back after this (production default 30 s).
+    retrieval: { ENGRAM_INDEXER_LEASE_MS: '5000' },
   });
   clients = clientsOf(cluster);
 }, 180_000);
@@ -358,33 +360,16 @@ describe('kill -9 of a service in the middle of work, then a restart', () => {
         .where('available_at', '>', Date.now())
         .execute();
       await cluster.services.retrieval.start();
-      let status = await eventually('index drift 0 (retrieval)', () => converged(clients, admin), {
-        timeoutMs: 15_000,
-      }).catch(() => undefined);
-      if (status === undefined && leased.length > 0) {
-        // BUG: rows leased by the killed indexer stay invisible for the whole lease (leaseMs,
-        // 120 s by default in services/retrieval/src/indexer/indexer.ts, not configurable; the
-        // restarted process cannot tell its dead predecessor's leases from a live replica's), so
-        // after a kill -9 the index only converges about 2 minutes later. The test ends those
-        // leases itself instead of waiting; convergence is then enforced. Remove this once a
-        // restarted indexer recovers sooner (e.g. a short lease that a live indexer renews).
-        console.warn(
-          `known bug: ${leased.length} outbox rows leased by the killed indexer; expiring the lease`,
-        );
-        await store.db
-          .updateTable('outbox')
-          .set({ available_at: Date.now() })
-          .where(
-            'id',
-            'in',
-            leased.map((r) => r.id),
-          )
-          .where('processed_at', 'is', null)
-          .execute();
-      }
-      status ??= await eventually('index drift 0 (retrieval)', () => converged(clients, admin), {
-        timeoutMs: 60_000,
-      });
+      // Rows the killed indexer had leased come back when the lease ends (ENGRAM_INDEXER_LEASE_MS)
+      // and are indexed then: the index converges with them.
+      await eventually('index drift 0 (retrieval)', () => converged(clients, admin), { timeoutMs: 60_000 });
+      const stillLeased = await store.db
+        .selectFrom('outbox')
+        .select('id')
+        .where('id', 'in', leased.length > 0 ? leased.map((r) => r.id) : [-1])
+        .where('processed_at', 'is', null)
+        .execute();
+      expect(stillLeased).toEqual([]);
     } finally {
       await store.close();
     }

@@ -101,7 +101,7 @@ export class Indexer {
 
   /** Leases one batch and processes it. Returns what it did (0 leased when the outbox is idle). */
   async runOnce(now = Date.now()): Promise<IndexerPass> {
-    const entries = await this.#outbox.lease(this.#deps.batchSize ?? 32, this.#deps.leaseMs ?? 120_000, now);
+    const entries = await this.#outbox.lease(this.#deps.batchSize ?? 32, this.#deps.leaseMs ?? 30_000, now);
     if (entries.length === 0) return { leased: 0, processed: 0, failed: 0 };
     const { done, failed } = await this.apply(entries, this.#deps.index);
     const byId = new Map(entries.map((e) => [e.id, e]));
