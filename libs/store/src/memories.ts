@@ -284,6 +284,28 @@ export class MemoryRepository {
     return row === undefined ? undefined : toRecord(row);
   }
 
+  /**
+   * Memories by id within the tenant, whatever their status and scope (callers check visibility),
+   * in one query per 500 ids; absent ids are simply missing from the map.
+   */
+  async getMany(tenantId: string, ids: readonly string[]): Promise<Map<string, MemoryRecord>> {
+    const found = new Map<string, MemoryRecord>();
+    const unique = [...new Set(ids)];
+    for (let i = 0; i < unique.length; i += 500) {
+      const batch = unique.slice(i, i + 500);
+      const rows = await run(this.store, (db) =>
+        db
+          .selectFrom('memories')
+          .selectAll()
+          .where('tenant_id', '=', tenantId)
+          .where('id', 'in', batch)
+          .execute(),
+      );
+      for (const row of rows) found.set(row.id, toRecord(row));
+    }
+    return found;
+  }
+
   /** A memory if `viewer` may see it (NOT_FOUND otherwise: invisible and absent look the same). */
   async getVisible(viewer: Viewer, id: string): Promise<MemoryRecord> {
     const row = await run(this.store, (db) =>

@@ -214,6 +214,7 @@ class Hydrator {
   readonly #sessions: SessionRepository;
   readonly #documentCache = new Map<string, Promise<{ doc: DocumentRecord; indexed: number } | undefined>>();
   readonly #sessionCache = new Map<string, Promise<SessionRecord | undefined>>();
+  #memoryBatch: Promise<Map<string, MemoryRecord>> | undefined;
 
   constructor(
     store: Store,
@@ -227,12 +228,24 @@ class Hydrator {
     this.#sessions = new SessionRepository(store);
   }
 
+  /** Reads every MEMORY candidate in one query (instead of one read per candidate). */
+  prefetch(candidates: readonly Merged[]): void {
+    const ids = candidates
+      .filter((m) => m.payload.kind === 'MEMORY' && m.payload.tenantId === this.tenantId)
+      .map((m) => m.payload.sourceId);
+    if (ids.length > 0) this.#memoryBatch = this.#memories.getMany(this.tenantId, ids);
+  }
+
   async hydrate(merged: Merged): Promise<Hydration> {
     const p = merged.payload;
     if (p.tenantId !== this.tenantId) return 'drift';
     switch (p.kind) {
-      case 'MEMORY':
-        return this.#memory(merged, await this.#memories.get(this.tenantId, p.sourceId));
+      case 'MEMORY': {
+        const batch = await this.#memoryBatch;
+        const record =
+          batch !== undefined ? batch.get(p.sourceId) : await this.#memories.get(this.tenantId, p.sourceId);
+        return this.#memory(merged, record);
+      }
       case 'CHUNK': {
         if (p.documentId === undefined) return 'drift';
         const parent = await this.#document(p.documentId);
@@ -442,6 +455,7 @@ export function createSearchHandler(deps: SearchDeps) {
         plan.filter,
         now,
       );
+      hydrator.prefetch([...merged.values()]);
       const hydrated = await Promise.all([...merged.values()].map((m) => hydrator.hydrate(m)));
       let driftDropped = 0;
       const byName = new Map<string, Hydrated>();
