@@ -1,10 +1,5 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import {
-  durationMs,
-  timestampFromMs,
-  type Duration,
-  type Timestamp,
-} from '@bufbuild/protobuf/wkt';
+import { durationMs, timestampFromMs, type Duration, type Timestamp } from '@bufbuild/protobuf/wkt';
 import { Scope as ScopeEnum } from '@engram/contracts/common';
 import {
   DecisionOutcome,
