@@ -23,13 +23,12 @@ import {
   readlinkSync,
   rmSync,
 } from 'node:fs';
-import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createConnection } from 'mysql2/promise';
 import { migrateToLatest, openStore } from '@engram/store';
-import { startQdrant, type RunningQdrant } from '../../libs/vector-index/test/qdrant-harness.js';
+import { freePorts, startQdrant, type RunningQdrant } from '../../libs/vector-index/test/qdrant-harness.js';
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -70,30 +69,6 @@ export interface Stack {
   readonly mysqlPid: number | undefined;
   /** Stops everything it started; idempotent. */
   readonly stop: () => Promise<void>;
-}
-
-/** Free loopback ports (bound to port 0, then released). */
-export async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<ReturnType<typeof createServer>>((ok, fail) => {
-          const server = createServer();
-          server.once('error', fail);
-          server.listen(0, '127.0.0.1', () => {
-            ok(server);
-          });
-        }),
-    ),
-  );
-  const ports = servers.map((s) => {
-    const address = s.address();
-    if (address === null || typeof address === 'string') throw new Error('no TCP address');
-    return address.port;
-  });
-  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
-  return ports;
 }
 
 function mysqlBaseUrl(): string {

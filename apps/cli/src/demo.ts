@@ -12,7 +12,7 @@
  *
  * Where the `engram` CLI has the command (ingest, memories list, search --explain, context) the
  * demo runs it as a child process and prints its output, so the tour doubles as the CLI's
- * showcase; the rest (messages with past times, extraction jobs, proposals, pins) goes over gRPC.
+ * showcase; the rest (messages with past times, extraction jobs, proposals) goes over gRPC.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -712,21 +712,10 @@ async function showContext(clients: Clients, session: string): Promise<void> {
     5,
     `Assembled context for the next turn (BuildContext, budget ${String(CONTEXT_BUDGET_TOKENS)} tokens)`,
   );
-  // The offline extractors never pin a memory: evergreen is the application's call. Pinning the
-  // stated preference and the allergy puts them into every context (EVERGREEN_FACTS).
-  const { memories: facts } = await clients.governance.listMemories({
-    types: [MemoryType.FACT],
-    statuses: [MemoryStatus.ACTIVE],
-    pageSize: 100,
-  });
-  for (const fact of facts.filter((m) => m.namespace === 'user_preference' || m.key.startsWith('allergy.'))) {
-    await clients.governance.updateMemory({
-      memory: { name: fact.name, evergreen: true },
-      updateMask: { paths: ['evergreen'] },
-      etag: fact.etag,
-    });
-    out(`  Pinned as evergreen (UpdateMemory evergreen=true): ${slot(fact)} "${fact.text}"`);
-  }
+  // Preferences, profile facts and goals the user stated are evergreen: governance marks them when
+  // it extracts them, and the context puts them into every turn (EVERGREEN_FACTS).
+  const { memories: facts } = await clients.governance.listMemories({ evergreenOnly: true, pageSize: 100 });
+  for (const fact of facts) out(`  Evergreen (in every context): ${slot(fact)} "${fact.text}"`);
   const userMessage = 'What should I pack for the trek, and how far along is my running goal?';
   const systemPrompt = 'You are a helpful trip-planning assistant.';
   out();

@@ -82,7 +82,7 @@ describe('npm run demo', () => {
     const search = between(stdout, '4. Hybrid search', '5. Assembled context');
     for (const part of [/fused/i, /decay/i, /mmr/i, /CHUNK/, /MEMORY/, /\b[01]\.\d{3}\b/])
       expect(search).toMatch(part);
-    // The context has its layers (the pinned facts among them) and a trace ending with the message.
+    // The context has its layers (the evergreen facts among them) and a trace ending with the message.
     const context = between(stdout, '5. Assembled context', 'Demo complete');
     expect(context).toMatch(/EVERGREEN_FACTS\W+OK/);
     expect(context).toMatch(/RECENT_TURNS\W+OK/);

@@ -154,7 +154,7 @@ async function terminate(child: ChildProcess): Promise<void> {
 }
 
 /** Ports the OS considers free right now (bound to port 0, then released). */
-async function freePorts(count: number): Promise<number[]> {
+export async function freePorts(count: number): Promise<number[]> {
   const servers = await Promise.all(
     Array.from(
       { length: count },

@@ -5,5 +5,6 @@ import { errorInfoOf, isEngramError } from '@engram/runtime';
 export function reasonOf(error: unknown): string {
   if (isEngramError(error)) return error.reason;
   const e = ConnectError.from(error);
-  return `${Code[e.code]}${errorInfoOf(e)?.reason !== undefined ? ` ${errorInfoOf(e)?.reason}` : ''}`;
+  const reason = errorInfoOf(e)?.reason;
+  return reason === undefined ? Code[e.code] : `${Code[e.code]} ${reason}`;
 }

@@ -7,37 +7,13 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { accessSync, chownSync, constants, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { migrateToLatest, openStore } from '@engram/store';
 import { repoRoot } from '../harness.js';
+import { freePorts } from '../../../../libs/vector-index/test/qdrant-harness.js';
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-/** Ports the OS considers free right now (bound to port 0, then released). */
-export async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<ReturnType<typeof createServer>>((resolvePort, reject) => {
-          const server = createServer();
-          server.once('error', reject);
-          server.listen(0, '127.0.0.1', () => {
-            resolvePort(server);
-          });
-        }),
-    ),
-  );
-  const ports = servers.map((s) => {
-    const address = s.address();
-    if (address === null || typeof address === 'string') throw new Error('no TCP address');
-    return address.port;
-  });
-  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
-  return ports;
-}
 
 /** Polls `check` every `everyMs` until it returns a defined value or `timeoutMs` passes. */
 export async function eventually<T>(
