@@ -48,6 +48,11 @@ export const questionSchema = z.strictObject({
   question: z.string().min(1),
   /** Ids of turns of that conversation that hold the answer; non-empty, all must exist. */
   evidence: z.array(id).min(1, 'a question needs at least one evidence turn'),
+  /**
+   * Turns holding a statement that the evidence replaced (the recency set): the evidence should
+   * outrank them. Optional; every id must name a turn and none may be evidence too.
+   */
+  superseded: z.array(id).min(1).optional(),
   /** Free-form label for per-category aggregation (LoCoMo: `multi-hop`, `temporal`, …). */
   category: z.string().min(1).optional(),
   /** When the question is asked (reference time for recency decay); absent: the harness's now. */
@@ -149,6 +154,15 @@ export function crossCheck(dataset: Dataset): string[] {
     }
     if (new Set(question.evidence).size !== question.evidence.length) {
       problems.push(`${at}.evidence: duplicate turn ids`);
+    }
+    for (const [e, replaced] of (question.superseded ?? []).entries()) {
+      if (!turnIds.has(replaced)) {
+        problems.push(
+          `${at}.superseded[${e}]: no turn ${JSON.stringify(replaced)} in conversation ${JSON.stringify(question.conversation)}`,
+        );
+      } else if (question.evidence.includes(replaced)) {
+        problems.push(`${at}.superseded[${e}]: ${JSON.stringify(replaced)} is also evidence`);
+      }
     }
     if (
       question.asked_at !== undefined &&

@@ -57,6 +57,24 @@ export function ndcgAtK(evidence: readonly string[], results: readonly ResultTur
   return dcg / idcg;
 }
 
+/**
+ * Whether the newer statement wins (the recency set): 1 when a result covering an evidence turn
+ * ranks above every result covering a superseded turn (a superseded turn absent from the results
+ * ranks last), 0 otherwise — including when no result covers the evidence.
+ */
+export function newerFirst(
+  evidence: readonly string[],
+  superseded: readonly string[],
+  results: readonly ResultTurns[],
+): number {
+  const first = (wanted: readonly string[]) => {
+    const index = results.findIndex((turns) => turns.some((t) => wanted.includes(t)));
+    return index === -1 ? Infinity : index;
+  };
+  const newer = first(evidence);
+  return newer !== Infinity && newer < first(superseded) ? 1 : 0;
+}
+
 export interface ScoredQuestion {
   readonly category?: string | undefined;
   /** Metric name → value for this question, e.g. `{ 'R@5': 0.5, 'NDCG@10': 0.63 }`. */

@@ -9,7 +9,14 @@ import {
   type EmbeddingKind,
   type EmbeddingResult,
 } from './embedder.js';
-import { LOCAL_MODEL_NAME, resolveModelRoot, verifyLocalModel } from './local-model.js';
+import {
+  LOCAL_MODELS,
+  LOCAL_MODEL_NAME,
+  resolveModelRoot,
+  verifyLocalModel,
+  type LocalModelName,
+  type LocalModelSpec,
+} from './local-model.js';
 
 /**
  * bge's recommended instruction for short retrieval queries. Not applied by default: on MADial-Bench
@@ -25,16 +32,21 @@ export interface LocalEmbedderOptions {
    * Default: `<workspace>/.models`, where `npm install` puts the model.
    */
   readonly modelRoot?: string;
+  /**
+   * Which local model: `BAAI/bge-small-zh-v1.5` (default; 512 dimensions, CLS pooling) or
+   * `sentence-transformers/all-MiniLM-L6-v2` (English; 384 dimensions, mean pooling).
+   */
+  readonly model?: LocalModelName;
   /** Prefixed to texts embedded as `query`. Default: none (see {@link BGE_ZH_QUERY_INSTRUCTION}). */
   readonly queryInstruction?: string;
 }
 
-/** The model's input limit in tokens, [CLS] and [SEP] included (`max_position_embeddings`). */
-export const LOCAL_MAX_TOKENS = 512;
-/** The length of the local model's vectors. */
-export const LOCAL_DIMENSIONS = 512;
-/** The id recorded with every vector of the local model: the model and its int8 (q8) variant. */
-export const LOCAL_MODEL_ID = `${LOCAL_MODEL_NAME}@q8`;
+/** bge-small-zh's input limit in tokens, [CLS] and [SEP] included (`max_position_embeddings`). */
+export const LOCAL_MAX_TOKENS = LOCAL_MODELS[LOCAL_MODEL_NAME].maxTokens;
+/** The length of bge-small-zh's vectors. */
+export const LOCAL_DIMENSIONS = LOCAL_MODELS[LOCAL_MODEL_NAME].dimensions;
+/** The id recorded with every vector of bge-small-zh: the model and its int8 (q8) variant. */
+export const LOCAL_MODEL_ID = LOCAL_MODELS[LOCAL_MODEL_NAME].id;
 
 /** A loaded model shared by every {@link LocalEmbedder} of the process that uses the same root. */
 interface SharedModel {
@@ -47,21 +59,22 @@ interface SharedModel {
   tail: Promise<unknown>;
 }
 
-/** Loaded (or loading) models by model root: one pipeline per process and root. */
+/** Loaded (or loading) models by model root and name: one pipeline per process, root and model. */
 const shared = new Map<string, Promise<SharedModel>>();
 /** Loads run one after another because `env.localModelPath` is process-global. */
 let loads: Promise<unknown> = Promise.resolve();
 
-function loadShared(modelRoot: string): Promise<SharedModel> {
-  const existing = shared.get(modelRoot);
+function loadShared(modelRoot: string, spec: LocalModelSpec): Promise<SharedModel> {
+  const key = `${modelRoot}\0${spec.name}`;
+  const existing = shared.get(key);
   if (existing !== undefined) return existing;
   const loading = loads.then(async (): Promise<SharedModel> => {
-    await verifyLocalModel(modelRoot);
+    await verifyLocalModel(modelRoot, spec.name as LocalModelName);
     env.allowRemoteModels = false;
     env.allowLocalModels = true;
     env.localModelPath = modelRoot;
-    const extractor = await pipeline('feature-extraction', LOCAL_MODEL_NAME, {
-      dtype: 'q8',
+    const extractor = await pipeline('feature-extraction', spec.name, {
+      dtype: spec.dtype,
       local_files_only: true,
     });
     return { extractor, loaded: undefined, users: 0, tail: Promise.resolve() };
@@ -71,9 +84,9 @@ function loadShared(modelRoot: string): Promise<SharedModel> {
     () => undefined,
   );
   loads = loading.catch(() => undefined);
-  shared.set(modelRoot, loading);
+  shared.set(key, loading);
   // A failed load is forgotten, so a later call retries (e.g. after `npm run fetch-model`).
-  loading.catch(() => shared.delete(modelRoot));
+  loading.catch(() => shared.delete(key));
   return loading;
 }
 
@@ -85,8 +98,9 @@ function exclusive<T>(model: SharedModel, task: () => Promise<T>): Promise<T> {
 }
 
 /**
- * The default {@link Embedder}: BAAI/bge-small-zh-v1.5 (int8 ONNX, 512 dimensions, CLS pooling,
- * normalized) through transformers.js, fully offline. The model files are verified against pinned
+ * One local model as an {@link Embedder}: BAAI/bge-small-zh-v1.5 (int8 ONNX, 512 dimensions, CLS
+ * pooling; the default) or all-MiniLM-L6-v2 (fp32 ONNX, 384 dimensions, mean pooling), normalized,
+ * through transformers.js, fully offline (the services combine both, see BilingualEmbedder). The model files are verified against pinned
  * hashes before the first load; the model loads lazily on first use (or {@link load}).
  *
  * One text per inference call: the ONNX graph quantizes activations dynamically per tensor, so a
@@ -95,15 +109,19 @@ function exclusive<T>(model: SharedModel, task: () => Promise<T>): Promise<T> {
  * interleave text by text, so a query does not wait for a whole indexing batch.
  */
 export class LocalEmbedder implements Embedder {
-  readonly model = LOCAL_MODEL_ID;
-  readonly dimensions = LOCAL_DIMENSIONS;
+  readonly model: string;
+  readonly dimensions: number;
   readonly modelRoot: string;
+  readonly spec: LocalModelSpec;
   private readonly queryInstruction: string;
   private acquired: Promise<SharedModel> | undefined;
   private closed = false;
 
   constructor(options: LocalEmbedderOptions = {}) {
     this.modelRoot = resolveModelRoot(options.modelRoot);
+    this.spec = LOCAL_MODELS[options.model ?? LOCAL_MODEL_NAME];
+    this.model = this.spec.id;
+    this.dimensions = this.spec.dimensions;
     this.queryInstruction = options.queryInstruction ?? '';
   }
 
@@ -132,7 +150,7 @@ export class LocalEmbedder implements Embedder {
         const one = await exclusive(model, async () => {
           // Aborted while queued behind other callers: do not spend an inference on it.
           signal?.throwIfAborted();
-          return embedOne(model.extractor, prefix + text);
+          return embedOne(model.extractor, this.spec, prefix + text);
         });
         vectors.push(one.vector);
         truncated.push(one.truncated);
@@ -152,14 +170,15 @@ export class LocalEmbedder implements Embedder {
     model.users -= 1;
     if (model.users > 0) return;
     // The last user: later embedders of this root load the model afresh.
-    if (model.loaded === shared.get(this.modelRoot)) shared.delete(this.modelRoot);
+    const key = `${this.modelRoot}\0${this.spec.name}`;
+    if (model.loaded === shared.get(key)) shared.delete(key);
     await model.tail;
     await model.extractor.dispose();
   }
 
   private acquire(): Promise<SharedModel> {
     if (this.acquired === undefined) {
-      const acquired = loadShared(this.modelRoot).then((model) => {
+      const acquired = loadShared(this.modelRoot, this.spec).then((model) => {
         model.users += 1;
         return model;
       });
@@ -173,20 +192,35 @@ export class LocalEmbedder implements Embedder {
   }
 }
 
-/** Embeds one text: counts its tokens, truncates explicitly at the limit, takes the [CLS] vector. */
+/**
+ * Embeds one text: counts its tokens, truncates explicitly at the limit, pools the last hidden
+ * state ([CLS] vector, or the mean over the tokens of the only, unpadded sequence) and normalizes.
+ */
 async function embedOne(
   extractor: FeatureExtractionPipeline,
+  spec: LocalModelSpec,
   text: string,
 ): Promise<{ vector: Float32Array; truncated: boolean }> {
   const { tokenizer } = extractor;
   let inputs = tokenizer(text);
   const tokens = inputs.input_ids.dims[1] ?? 0;
-  const truncated = tokens > LOCAL_MAX_TOKENS;
-  if (truncated) inputs = tokenizer(text, { truncation: true, max_length: LOCAL_MAX_TOKENS });
+  const truncated = tokens > spec.maxTokens;
+  if (truncated) inputs = tokenizer(text, { truncation: true, max_length: spec.maxTokens });
   const outputs = (await extractor.model(inputs)) as { last_hidden_state: Tensor };
   const hidden = outputs.last_hidden_state; // [1, tokens, hidden]
-  // [CLS] is the first token of the only sequence: the first `hidden` values.
-  const vector = normalize(Float32Array.from((hidden.data as Float32Array).subarray(0, LOCAL_DIMENSIONS)));
+  const data = hidden.data as Float32Array;
+  const dims = spec.dimensions;
+  let pooled: Float32Array;
+  if (spec.pooling === 'cls') {
+    // [CLS] is the first token of the only sequence: the first `dims` values.
+    pooled = Float32Array.from(data.subarray(0, dims));
+  } else {
+    // Mean over the tokens of the only (unpadded) sequence.
+    const count = data.length / dims;
+    pooled = new Float32Array(dims);
+    data.forEach((x, k) => (pooled[k % dims] = (pooled[k % dims] ?? 0) + x));
+    pooled.forEach((x, i) => (pooled[i] = x / count));
+  }
   hidden.dispose();
-  return { vector, truncated };
+  return { vector: normalize(pooled), truncated };
 }

@@ -43,6 +43,16 @@ export const envInt = (defaultValue: number, min: number, max: number) =>
       .default(defaultValue),
   );
 
+export const envNumber = (defaultValue: number, min: number, max: number) =>
+  z.preprocess(
+    unsetIfEmpty,
+    z.coerce
+      .number({ error: `expected a number from ${min} to ${max}` })
+      .min(min, { error: `expected a number from ${min} to ${max}` })
+      .max(max, { error: `expected a number from ${min} to ${max}` })
+      .default(defaultValue),
+  );
+
 export const envString = () => z.preprocess(unsetIfEmpty, z.string().optional());
 
 export const envEnum = <const T extends readonly [string, ...string[]]>(values: T, defaultValue: T[number]) =>

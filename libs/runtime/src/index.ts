@@ -31,6 +31,7 @@ export {
   authConfigFromEnv,
   envEnum,
   envInt,
+  envNumber,
   envString,
   limitsFromEnv,
   metricsPortFromEnv,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { contextEnvShape } from '@engram/context';
 import { governanceEnvShape } from '@engram/governance';
 import { ingestionEnvShape } from '@engram/ingestion';
-import { retrievalEnvShape } from '@engram/retrieval';
+import { refineRetrievalEnv, retrievalEnvShape } from '@engram/retrieval';
 import { storeTarget } from '@engram/store';
 import { envInt, parseEnv, serverEnvShape } from '@engram/runtime';
 
@@ -11,19 +11,21 @@ export { storeTarget };
 /** The all-in-one port: `npm start` listens on 127.0.0.1:50051 unless told otherwise. */
 export const DEFAULT_PORT = 50051;
 
-const schema = z.object({
-  ...serverEnvShape,
-  ...retrievalEnvShape,
-  ...ingestionEnvShape,
-  ...governanceEnvShape,
-  ...contextEnvShape,
-  ENGRAM_PORT: envInt(DEFAULT_PORT, 0, 65535),
-  /** Apply pending migrations at start (the all-in-one default; production runs a migration job). */
-  ENGRAM_MIGRATE_ON_START: z.preprocess(
-    (v) => (v === '' ? undefined : v),
-    z.enum(['true', 'false'], { error: 'expected true or false' }).default('true'),
-  ),
-});
+const schema = z
+  .object({
+    ...serverEnvShape,
+    ...retrievalEnvShape,
+    ...ingestionEnvShape,
+    ...governanceEnvShape,
+    ...contextEnvShape,
+    ENGRAM_PORT: envInt(DEFAULT_PORT, 0, 65535),
+    /** Apply pending migrations at start (the all-in-one default; production runs a migration job). */
+    ENGRAM_MIGRATE_ON_START: z.preprocess(
+      (v) => (v === '' ? undefined : v),
+      z.enum(['true', 'false'], { error: 'expected true or false' }).default('true'),
+    ),
+  })
+  .superRefine(refineRetrievalEnv);
 
 export type AllInOneConfig = z.output<typeof schema>;
 

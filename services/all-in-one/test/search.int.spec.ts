@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { timestampFromMs } from '@bufbuild/protobuf/wkt';
@@ -9,7 +11,9 @@ import { DecisionOutcome, GovernanceService, MemoryType } from '@engram/contract
 import { IngestionService, MessageRole } from '@engram/contracts/ingestion';
 import {
   DegradedReason,
+  Fusion,
   IndexBackend,
+  Recency,
   RetrievalService,
   type SearchRequest,
   type SearchResponse,
@@ -229,13 +233,27 @@ describe('Search through gRPC on the embedded defaults', () => {
     expect(stats!.mergedCandidates).toBeGreaterThanOrEqual(response.results.length);
     expect(stats!.driftDropped).toBe(0);
     expect(stats!.degraded).toBe(false);
-    expect(stats!.embeddingModel).toBe('BAAI/bge-small-zh-v1.5@q8');
-    expect(stats!.embeddingDimensions).toBe(512);
+    // The default bilingual vector space: bge-small-zh and MiniLM side by side (decision 0021).
+    expect(stats!.embeddingModel).toBe(
+      'bilingual(BAAI/bge-small-zh-v1.5@q8+sentence-transformers/all-MiniLM-L6-v2)',
+    );
+    expect(stats!.embeddingDimensions).toBe(896);
+    expect(stats!.queryLanguage).toBe('zh');
+    expect(stats!.queryAsksCurrentState).toBe(false);
+    expect(stats!.queryTimeWindow).toBeUndefined();
+    expect(stats!.rerankModel).toBe('');
     expect(stats!.queryTerms).toBeGreaterThan(0);
     expect(stats!.indexBackend).toBe(IndexBackend.EMBEDDED);
+    // Chinese query: the Chinese default weights; score fusion and bounded recency.
     expect(stats!.appliedOptions).toMatchObject({
-      vectorWeight: 0.7,
-      textWeight: 0.3,
+      vectorWeight: 0.6,
+      fusion: Fusion.SCORE,
+      rrfK: 60,
+      recency: Recency.BOUNDED,
+      recencyWeight: 0.1,
+      timeWindowWeight: 0.3,
+      rerankEnabled: false,
+      newerFirst: true,
       decayEnabled: true,
       halfLifeDays: 30,
       mmrEnabled: true,
@@ -243,6 +261,7 @@ describe('Search through gRPC on the embedded defaults', () => {
       candidateMultiple: 4,
       minScore: 0,
     });
+    expect(stats!.appliedOptions?.textWeight).toBeCloseTo(0.4, 12);
     expect(stats!.appliedOptions?.referenceTime).toBeDefined();
     expect(stats!.elapsed).toBeDefined();
 
@@ -250,10 +269,15 @@ describe('Search through gRPC on the embedded defaults', () => {
       expect(r.rank).toBe(i + 1);
       const b = r.breakdown!;
       expect(b).toBeDefined();
-      expect(b.fused).toBeCloseTo(0.7 * b.vectorNormalized + 0.3 * b.textNormalized, 12);
-      expect(b.finalScore).toBeCloseTo(b.fused * b.decayFactor, 12);
-      expect(r.score).toBe(b.finalScore);
+      expect(b.fused).toBeCloseTo(0.6 * b.vectorNormalized + 0.4 * b.textNormalized, 12);
+      expect(b.timeWindowFactor).toBe(1);
+      expect(b.relevance).toBe(b.fused);
       expect(b.decayFactor).toBeCloseTo(Math.exp((-Math.LN2 / 30) * b.ageDays), 12);
+      // Bounded recency: age takes at most a tenth of the relevance away.
+      expect(b.recencyMultiplier).toBeCloseTo(0.9 + 0.1 * b.decayFactor, 12);
+      expect(b.finalScore).toBeCloseTo(b.relevance * b.recencyMultiplier, 12);
+      expect(r.score).toBe(b.finalScore);
+      expect(b.rerankScore).toBeUndefined();
       expect(b.mmrScore).toBeCloseTo(0.7 * b.finalScore - b.mmrPenalty, 12);
       expect(b.mmrPenalty).toBeCloseTo(0.3 * b.maxSimilarity, 12);
       if (b.vectorRaw === undefined) expect(b.denseRank).toBe(0);
@@ -407,6 +431,19 @@ describe('Search through gRPC on the embedded defaults', () => {
     await bad({ query: 'tea', options: { minScore: -1 } }, Code.InvalidArgument, 'FIELD_INVALID', {
       field: 'options.min_score',
     });
+    for (const [options, field] of [
+      [{ fusion: Fusion.RRF + 6 }, 'options.fusion'],
+      [{ recency: Recency.MULTIPLICATIVE + 5 }, 'options.recency'],
+      [{ recencyWeight: 1.5 }, 'options.recency_weight'],
+      [{ timeWindowWeight: -0.1 }, 'options.time_window_weight'],
+      [{ rerankWeight: 2 }, 'options.rerank_weight'],
+      [{ rrfK: 0 }, 'options.rrf_k'],
+      [{ rerankCandidates: 101 }, 'options.rerank_candidates'],
+      [{ newerFirstSimilarity: 1.5 }, 'options.newer_first_similarity'],
+      [{ newerFirstRelevance: -1 }, 'options.newer_first_relevance'],
+    ] as const) {
+      await bad({ query: 'tea', options }, Code.InvalidArgument, 'FIELD_INVALID', { field });
+    }
     await bad(
       { query: 'tea', filter: { kinds: [ItemKind.UNSPECIFIED] } },
       Code.InvalidArgument,
@@ -479,6 +516,236 @@ describe('Search through gRPC on the embedded defaults', () => {
     expect(strict.stats!.minScoreDropped).toBeGreaterThan(0);
     const one = await search('alice', { query: '绿茶', topK: 1 });
     expect(one.results).toHaveLength(1);
+  });
+});
+
+describe('Search ranking stages: time windows, newer statements first, the seed formula', () => {
+  const DAY = 86_400_000;
+  const now = Date.UTC(2026, 5, 15, 12);
+  let oldCity = '';
+  let newCity = '';
+  let mayTrip = '';
+  let marchTrip = '';
+
+  beforeAll(async () => {
+    const auth = await as('bob');
+    const say = async (text: string, at: number) => {
+      const { session } = await ingestion.createSession({ session: { timeZone: 'UTC' } }, auth);
+      const { messages } = await ingestion.appendMessages(
+        {
+          parent: session!.name,
+          messages: [
+            { role: MessageRole.USER, content: text, occurTime: timestampFromMs(at) },
+            { role: MessageRole.ASSISTANT, content: 'Noted.', occurTime: timestampFromMs(at + 1_000) },
+          ],
+        },
+        auth,
+      );
+      return messages[0]!.name;
+    };
+    oldCity = await say(
+      'I live in Boston, close to the harbour, and I love living in Boston.',
+      now - 200 * DAY,
+    );
+    newCity = await say('We moved, so now I live in Denver, Colorado.', now - 100 * DAY);
+    mayTrip = await say('We took a trip to the mountains and went hiking.', Date.UTC(2026, 4, 10));
+    marchTrip = await say('We took a trip to the coast and went hiking.', Date.UTC(2026, 2, 10));
+    await searchUntil(
+      'bob',
+      { query: 'trip hiking Boston Denver', topK: 20, filter: { kinds: [ItemKind.ROUND] } },
+      (r) => [oldCity, newCity, mayTrip, marchTrip].every((n) => names(r).includes(n)),
+    );
+  }, 60_000);
+
+  const rounds = { kinds: [ItemKind.ROUND] };
+  const at = { referenceTime: timestampFromMs(now) };
+
+  it('places the newer statement first when the question asks how things stand now', async () => {
+    const response = await search('bob', {
+      query: 'Where do I live?',
+      filter: rounds,
+      options: at,
+      explain: true,
+    });
+    expect(response.stats!.queryAsksCurrentState).toBe(true);
+    const order = names(response);
+    expect(order.indexOf(newCity)).toBeLessThan(order.indexOf(oldCity));
+    expect(order.indexOf(oldCity)).toBeGreaterThanOrEqual(0);
+    // Without it, the older statement (more words in common with the question) leads.
+    const off = await search('bob', {
+      query: 'Where do I live?',
+      filter: rounds,
+      options: { ...at, newerFirst: false },
+    });
+    expect(names(off).indexOf(oldCity)).toBeLessThan(names(off).indexOf(newCity));
+    const moved = response.results.find((r) => r.name === newCity)!;
+    expect(moved.breakdown!.supersedes).toBe(oldCity);
+  });
+
+  it('prefers the time a question names, and then applies no recency', async () => {
+    const response = await search('bob', {
+      query: 'Where did we go hiking last May?',
+      filter: rounds,
+      options: at,
+      explain: true,
+    });
+    const { stats } = response;
+    expect(stats!.queryTimeExpressions).toEqual(['last May']);
+    expect(stats!.queryTimeWindow?.startTime).toEqual(timestampFromMs(Date.UTC(2026, 4, 1)));
+    expect(stats!.queryTimeWindow?.endTime).toEqual(timestampFromMs(Date.UTC(2026, 5, 1)));
+    expect(names(response)[0]).toBe(mayTrip);
+    const may = response.results.find((r) => r.name === mayTrip)!.breakdown!;
+    const march = response.results.find((r) => r.name === marchTrip)!.breakdown!;
+    expect(may.timeWindowFactor).toBe(1);
+    expect(march.timeWindowFactor).toBeCloseTo(0.7, 12);
+    expect([may.recencyMultiplier, march.recencyMultiplier]).toEqual([1, 1]);
+    // time_window_weight 0 ignores the named time.
+    const ignored = await search('bob', {
+      query: 'Where did we go hiking last May?',
+      filter: rounds,
+      options: { ...at, timeWindowWeight: 0 },
+    });
+    expect(ignored.stats!.queryTimeWindow).toBeUndefined();
+  });
+
+  it('keeps the seed formula available exactly', async () => {
+    const response = await search('bob', {
+      query: 'trip hiking',
+      filter: rounds,
+      explain: true,
+      options: {
+        ...at,
+        fusion: Fusion.MIN_MAX,
+        recency: Recency.MULTIPLICATIVE,
+        timeWindowWeight: 0,
+        newerFirst: false,
+      },
+    });
+    expect(response.stats!.appliedOptions).toMatchObject({
+      vectorWeight: 0.7,
+      fusion: Fusion.MIN_MAX,
+      recency: Recency.MULTIPLICATIVE,
+    });
+    for (const r of response.results) {
+      const b = r.breakdown!;
+      expect(b.fused).toBeCloseTo(0.7 * b.vectorNormalized + 0.3 * b.textNormalized, 12);
+      expect(b.recencyMultiplier).toBe(b.decayFactor);
+      expect(r.score).toBeCloseTo(b.fused * Math.exp((-Math.LN2 / 30) * b.ageDays), 12);
+    }
+  });
+});
+
+describe('Search with a reranker behind an HTTP /rerank endpoint', () => {
+  let stopReranked: () => Promise<void>;
+  let client: Client<typeof RetrievalService>;
+  let ingest: Client<typeof IngestionService>;
+  let rerankServer: Server;
+  const requests: { query: string; documents: string[] }[] = [];
+
+  beforeAll(async () => {
+    // The scripted model: relevance = 1 for documents mentioning "kettle", else 0.1.
+    rerankServer = createServer((req, res) => {
+      let raw = '';
+      req.on('data', (c: Buffer) => (raw += c.toString('utf8')));
+      req.on('end', () => {
+        const body = JSON.parse(raw) as { query: string; documents: string[] };
+        requests.push(body);
+        res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            results: body.documents.map((d, index) => ({
+              index,
+              relevance_score: d.includes('kettle') ? 1 : 0.1,
+            })),
+          }),
+        );
+      });
+    });
+    await new Promise<void>((resolve) => rerankServer.listen(0, '127.0.0.1', resolve));
+    const port = (rerankServer.address() as AddressInfo).port;
+    const { server } = await createAllInOneServer(
+      loadConfig({
+        ENGRAM_PORT: '0',
+        ENGRAM_JWT_SECRET: secret,
+        ENGRAM_DATA_DIR: tempDir(),
+        ENGRAM_LOG_LEVEL: 'silent',
+        ENGRAM_RERANKER: 'http',
+        ENGRAM_RERANK_URL: `http://127.0.0.1:${port}/v1`,
+        ENGRAM_RERANK_MODEL: 'scripted-reranker',
+      }),
+      { handleSignals: false },
+    );
+    stopReranked = () => server.shutdown();
+    const transport = createGrpcTransport({ baseUrl: server.url });
+    client = createClient(RetrievalService, transport);
+    ingest = createClient(IngestionService, transport);
+    const auth = await as('carol');
+    const { session } = await ingest.createSession({ session: { timeZone: 'UTC' } }, auth);
+    const t = Date.now() - 60_000;
+    await ingest.appendMessages(
+      {
+        parent: session!.name,
+        messages: [
+          {
+            role: MessageRole.USER,
+            content: 'Green tea wants water at eighty degrees.',
+            occurTime: timestampFromMs(t),
+          },
+          { role: MessageRole.ASSISTANT, content: 'Noted.', occurTime: timestampFromMs(t + 1) },
+          {
+            role: MessageRole.USER,
+            content: 'My kettle has a temperature dial.',
+            occurTime: timestampFromMs(t + 2),
+          },
+          { role: MessageRole.ASSISTANT, content: 'Handy.', occurTime: timestampFromMs(t + 3) },
+        ],
+      },
+      auth,
+    );
+  }, 60_000);
+
+  afterAll(async () => {
+    await stopReranked();
+    await new Promise<void>((resolve) =>
+      rerankServer.close(() => {
+        resolve();
+      }),
+    );
+  });
+
+  it('scores the best candidates with the reranker and reports it', async () => {
+    const auth = await as('carol');
+    let response = await client.search(
+      { query: 'green tea water temperature', explain: true, filter: { kinds: [ItemKind.ROUND] } },
+      auth,
+    );
+    for (let i = 0; i < 100 && response.results.length < 2; i++) {
+      await sleep(100);
+      response = await client.search(
+        { query: 'green tea water temperature', explain: true, filter: { kinds: [ItemKind.ROUND] } },
+        auth,
+      );
+    }
+    expect(response.stats!.rerankModel).toBe('http:scripted-reranker');
+    expect(response.stats!.rerankedCandidates).toBe(2);
+    expect(response.stats!.rerankElapsed).toBeDefined();
+    expect(requests.at(-1)?.query).toBe('green tea water temperature');
+    // The reranker's favourite leads: 0.7 · 1 + 0.3 · fused beats 0.7 · 0.1 + 0.3 · fused.
+    expect(response.results[0]!.item.case === 'round' && response.results[0]!.item.value.text).toContain(
+      'kettle',
+    );
+    for (const r of response.results) {
+      expect([1, 0.1]).toContain(r.breakdown!.rerankScore);
+    }
+    const off = await client.search(
+      {
+        query: 'green tea water temperature',
+        filter: { kinds: [ItemKind.ROUND] },
+        options: { rerankEnabled: false },
+      },
+      auth,
+    );
+    expect(off.stats!.rerankModel).toBe('');
+    expect(off.results[0]!.item.case === 'round' && off.results[0]!.item.value.text).toContain('Green tea');
   });
 });
 

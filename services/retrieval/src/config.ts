@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { envEnum, envInt, envString, parseEnv, serviceEnvSchema } from '@engram/runtime';
+import { DEFAULT_BILINGUAL_MIX } from '@engram/embeddings';
+import { envEnum, envInt, envNumber, envString, parseEnv, serviceEnvSchema } from '@engram/runtime';
 import { storeEnvShape } from '@engram/store';
 
 /** Port of the retrieval service when it runs as its own process (`ENGRAM_PORT` overrides). */
@@ -20,13 +21,36 @@ export const retrievalEnvShape = {
     z.url({ error: 'expected an http(s) URL, e.g. http://127.0.0.1:6333' }).optional(),
   ),
   QDRANT_API_KEY: envString(),
-  /** Directory containing `BAAI/bge-small-zh-v1.5` (default: fetched by npm install into .models). */
+  /** Directory containing the local models (default: fetched by npm install into .models). */
   ENGRAM_MODEL_DIR: envString(),
+  /**
+   * The local index embedder: `bilingual` (bge-small-zh-v1.5 and all-MiniLM-L6-v2 in one vector
+   * space, decision 0021) or `bge-small-zh` (the Chinese-first model alone, the index of earlier
+   * releases). Changing it makes the live index stale until a Reindex.
+   */
+  ENGRAM_LOCAL_EMBEDDINGS: envEnum(['bilingual', 'bge-small-zh'], 'bilingual'),
+  /** Share of an English query's dense similarity taken from MiniLM (bilingual only), 0–1. */
+  ENGRAM_BILINGUAL_MIX_EN: envNumber(DEFAULT_BILINGUAL_MIX.en, 0, 1),
+  /** Share of a Chinese query's dense similarity taken from MiniLM (bilingual only), 0–1. */
+  ENGRAM_BILINGUAL_MIX_ZH: envNumber(DEFAULT_BILINGUAL_MIX.zh, 0, 1),
   /** An OpenAI-compatible embeddings endpoint instead of the local model. */
   ENGRAM_EMBEDDINGS_BASE_URL: z.preprocess(unset, z.url({ error: 'expected an http(s) URL' }).optional()),
   ENGRAM_EMBEDDINGS_API_KEY: envString(),
   ENGRAM_EMBEDDINGS_MODEL: envString(),
   ENGRAM_EMBEDDINGS_DIMENSIONS: envInt(0, 0, 65_536),
+  /**
+   * The rerank stage of Search (decision 0022): `off` (default), `http` (an HTTP `/rerank`
+   * endpoint: ENGRAM_RERANK_URL, ENGRAM_RERANK_MODEL, optional ENGRAM_RERANK_API_KEY and
+   * ENGRAM_RERANK_API), or `local` (an ONNX cross-encoder in the models directory, the folder
+   * ENGRAM_RERANK_MODEL under ENGRAM_MODEL_DIR).
+   */
+  ENGRAM_RERANKER: envEnum(['off', 'http', 'local'], 'off'),
+  ENGRAM_RERANK_URL: z.preprocess(unset, z.url({ error: 'expected an http(s) URL' }).optional()),
+  ENGRAM_RERANK_MODEL: envString(),
+  ENGRAM_RERANK_API_KEY: envString(),
+  /** The request shape of ENGRAM_RERANK_URL: `cohere` (Cohere, Jina, vLLM) or `tei`. */
+  ENGRAM_RERANK_API: envEnum(['cohere', 'tei'], 'cohere'),
+  ENGRAM_RERANK_TIMEOUT_MS: envInt(10_000, 100, 120_000),
   /** Run the outbox indexer in this process (`on`), or leave it to another replica (`off`). */
   ENGRAM_INDEXER: envEnum(['on', 'off'], 'on'),
   /**
@@ -37,10 +61,12 @@ export const retrievalEnvShape = {
   ENGRAM_INDEXER_LEASE_MS: envInt(30_000, 1_000, 600_000),
 } as const;
 
-const schema = serviceEnvSchema(DEFAULT_PORT)
-  .extend(retrievalEnvShape)
-  .superRefine((env, ctx) => {
-    if (env.ENGRAM_EMBEDDINGS_BASE_URL === undefined) return;
+/** The cross-variable rules of {@link retrievalEnvShape} (also applied by the all-in-one). */
+export function refineRetrievalEnv(
+  env: z.output<z.ZodObject<typeof retrievalEnvShape>>,
+  ctx: z.RefinementCtx,
+): void {
+  if (env.ENGRAM_EMBEDDINGS_BASE_URL !== undefined) {
     if (env.ENGRAM_EMBEDDINGS_MODEL === undefined) {
       ctx.addIssue({
         code: 'custom',
@@ -55,7 +81,24 @@ const schema = serviceEnvSchema(DEFAULT_PORT)
         message: 'required with ENGRAM_EMBEDDINGS_BASE_URL',
       });
     }
-  });
+  }
+  if (env.ENGRAM_RERANKER === 'http' && env.ENGRAM_RERANK_URL === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['ENGRAM_RERANK_URL'],
+      message: 'required with ENGRAM_RERANKER=http',
+    });
+  }
+  if (env.ENGRAM_RERANKER !== 'off' && env.ENGRAM_RERANK_MODEL === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['ENGRAM_RERANK_MODEL'],
+      message: `required with ENGRAM_RERANKER=${env.ENGRAM_RERANKER}`,
+    });
+  }
+}
+
+const schema = serviceEnvSchema(DEFAULT_PORT).extend(retrievalEnvShape).superRefine(refineRetrievalEnv);
 
 export type RetrievalConfig = z.output<typeof schema>;
 /** The data-plane part of any configuration that embeds retrieval. */

@@ -2,6 +2,7 @@
 export {
   DEFAULT_PORT,
   loadConfig,
+  refineRetrievalEnv,
   retrievalEnvShape,
   type RetrievalConfig,
   type RetrievalDataConfig,

@@ -1,6 +1,16 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { LocalEmbedder, OpenAIEmbedder, resolveModelRoot, type Embedder } from '@engram/embeddings';
+import {
+  BilingualEmbedder,
+  HttpReranker,
+  LocalEmbedder,
+  LocalReranker,
+  MINILM_MODEL_NAME,
+  OpenAIEmbedder,
+  resolveModelRoot,
+  type Embedder,
+  type Reranker,
+} from '@engram/embeddings';
 import type { Logger } from '@engram/runtime';
 import {
   ReindexJobRepository,
@@ -12,7 +22,7 @@ import {
 } from '@engram/store';
 import { createEmbeddedStore, createQdrantStore, type VectorStore } from '@engram/vector-index';
 import type { RetrievalDataConfig } from './config.js';
-import { ensureLiveIndex, type LiveIndex } from './indexer/collections.js';
+import { ensureLiveIndex, indexSpec, type LiveIndex } from './indexer/collections.js';
 import { Indexer } from './indexer/indexer.js';
 import { ReindexWorker } from './indexer/reindex-worker.js';
 
@@ -21,6 +31,8 @@ export interface RetrievalResources {
   readonly store: Store;
   readonly vectors: VectorStore;
   readonly embedder: Embedder;
+  /** Present when a reranker is configured. */
+  readonly reranker?: Reranker;
   readonly live: LiveIndex;
   /** Present when this process runs the indexer. */
   readonly indexer?: Indexer;
@@ -30,7 +42,11 @@ export interface RetrievalResources {
   close(): Promise<void>;
 }
 
-/** The embedding model of a configuration: an OpenAI-compatible endpoint, or the local model. */
+/**
+ * The embedding model of a configuration: an OpenAI-compatible endpoint, or the local models —
+ * bge-small-zh-v1.5 and all-MiniLM-L6-v2 as one bilingual vector space (the default), or
+ * bge-small-zh-v1.5 alone.
+ */
 export function createEmbedder(config: RetrievalDataConfig): Embedder {
   if (config.ENGRAM_EMBEDDINGS_BASE_URL !== undefined) {
     return new OpenAIEmbedder({
@@ -40,7 +56,35 @@ export function createEmbedder(config: RetrievalDataConfig): Embedder {
       dimensions: config.ENGRAM_EMBEDDINGS_DIMENSIONS,
     });
   }
-  return new LocalEmbedder({ modelRoot: resolveModelRoot(config.ENGRAM_MODEL_DIR) });
+  const modelRoot = resolveModelRoot(config.ENGRAM_MODEL_DIR);
+  const primary = new LocalEmbedder({ modelRoot });
+  if (config.ENGRAM_LOCAL_EMBEDDINGS === 'bge-small-zh') return primary;
+  return new BilingualEmbedder({
+    primary,
+    secondary: new LocalEmbedder({ modelRoot, model: MINILM_MODEL_NAME }),
+    mix: { en: config.ENGRAM_BILINGUAL_MIX_EN, zh: config.ENGRAM_BILINGUAL_MIX_ZH },
+  });
+}
+
+/** The reranker of a configuration, or undefined when `ENGRAM_RERANKER` is `off`. */
+export function createReranker(config: RetrievalDataConfig): Reranker | undefined {
+  switch (config.ENGRAM_RERANKER) {
+    case 'off':
+      return undefined;
+    case 'http':
+      return new HttpReranker({
+        baseURL: config.ENGRAM_RERANK_URL ?? '',
+        model: config.ENGRAM_RERANK_MODEL ?? '',
+        ...(config.ENGRAM_RERANK_API_KEY === undefined ? {} : { apiKey: config.ENGRAM_RERANK_API_KEY }),
+        api: config.ENGRAM_RERANK_API,
+        timeoutMs: config.ENGRAM_RERANK_TIMEOUT_MS,
+      });
+    case 'local':
+      return new LocalReranker({
+        modelRoot: resolveModelRoot(config.ENGRAM_MODEL_DIR),
+        model: config.ENGRAM_RERANK_MODEL ?? '',
+      });
+  }
 }
 
 /**
@@ -66,14 +110,17 @@ export async function openRetrievalResources(
           ...(config.QDRANT_API_KEY === undefined ? {} : { apiKey: config.QDRANT_API_KEY }),
         });
   const embedder = createEmbedder(config);
+  const reranker = createReranker(config);
   try {
-    const live = await ensureLiveIndex(vectors, { model: embedder.model, dimensions: embedder.dimensions });
+    // A configured local cross-encoder must be there: fail at start, not on the first search.
+    if (reranker instanceof LocalReranker) await reranker.load();
+    const live = await ensureLiveIndex(vectors, indexSpec(embedder));
     // Load the index now (the embedded one reads every point into memory), not on the first search.
     await live.index.count();
     let indexer: Indexer | undefined;
     if (live.stale) {
       logger.error(
-        { liveModel: live.spec.model, configuredModel: embedder.model },
+        { liveModel: live.spec.model, configuredModel: indexSpec(embedder).model },
         'the live index was built with another embedding model: run Reindex; indexing is paused until then',
       );
     } else if (config.ENGRAM_INDEXER === 'on') {
@@ -101,6 +148,7 @@ export async function openRetrievalResources(
       store,
       vectors,
       embedder,
+      ...(reranker === undefined ? {} : { reranker }),
       live,
       reindex,
       ...(indexer === undefined ? {} : { indexer }),
@@ -109,12 +157,14 @@ export async function openRetrievalResources(
         await indexer?.stop();
         await vectors.close();
         await embedder.close();
+        await reranker?.close();
         await store.close();
       },
     };
   } catch (error) {
     await vectors.close();
     await embedder.close();
+    await reranker?.close();
     await store.close();
     throw error;
   }

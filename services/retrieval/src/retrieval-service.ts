@@ -2,7 +2,7 @@ import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import type { ContextValues, ServiceImpl } from '@connectrpc/connect';
 import { ItemKind } from '@engram/contracts/common';
 import { IndexBackend, type RetrievalService } from '@engram/contracts/retrieval';
-import type { Embedder } from '@engram/embeddings';
+import type { Embedder, Reranker } from '@engram/embeddings';
 import { errors, requirePrincipal, requireRole, type Logger, type Principal } from '@engram/runtime';
 import { ReindexJobRepository, idempotent, isTerminal, type Store } from '@engram/store';
 import { indexStatus } from './domain/index-status.js';
@@ -22,6 +22,8 @@ export interface RetrievalDeps {
   readonly logger: Logger;
   readonly store: Store;
   readonly embedder: Embedder;
+  /** The rerank stage of Search, when configured. */
+  readonly reranker?: Reranker | undefined;
   readonly live: LiveIndex;
   readonly reindex: ReindexWorker;
 }

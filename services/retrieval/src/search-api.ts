@@ -6,16 +6,27 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { timestampFromMs, timestampMs } from '@bufbuild/protobuf/wkt';
 import { ItemKind } from '@engram/contracts/common';
-import type {
-  RoundSchema,
-  ScoreBreakdownSchema,
-  SearchOptionsSchema,
-  SearchRequest,
+import {
+  Fusion,
+  Recency,
+  type RoundSchema,
+  type ScoreBreakdownSchema,
+  type SearchOptionsSchema,
+  type SearchRequest,
 } from '@engram/contracts/retrieval';
+import { detectLanguage } from '@engram/lexical';
 import { errors, type Principal } from '@engram/runtime';
 import type { MemoryType, MessageRecord, Scope } from '@engram/store';
 import type { ItemKind as PointKind } from '@engram/vector-index';
-import { resolveRankingOptions, type RankingOptions, type ScoreBreakdown } from './domain/ranking.js';
+import {
+  resolveRankingOptions,
+  type Fusion as FusionName,
+  type QueryLanguage,
+  type RankingOptions,
+  type Recency as RecencyName,
+  type ScoreBreakdown,
+} from './domain/ranking.js';
+import { asksCurrentState, queryTimeWindow, type QueryTimeWindow } from './domain/query.js';
 import {
   MEMORY_TYPES as TYPES,
   SCOPES,
@@ -28,6 +39,8 @@ import {
 export const MAX_QUERY_CHARS = 4_000;
 export const DEFAULT_CANDIDATE_MULTIPLE = 4;
 export const MAX_CANDIDATE_MULTIPLE = 20;
+/** The reranker scores `3 × top_k` candidates by default, at most this many. */
+export const MAX_RERANK_CANDIDATES = 100;
 const MAX_KINDS = 3;
 const MAX_MEMORY_TYPES = 5;
 const MAX_NAMESPACES = 20;
@@ -48,6 +61,14 @@ export interface SearchPlan {
   /** Ranking options with every default applied (`topK` included). */
   readonly options: RankingOptions;
   readonly candidateMultiple: number;
+  /** The query's language (default weights, the bilingual embedder's mix). */
+  readonly language: QueryLanguage;
+  /** The time the query names, resolved against the reference time (unset: none, or weight 0). */
+  readonly window?: QueryTimeWindow;
+  /** The query asks how something stands now (newer statements first). */
+  readonly currentState: boolean;
+  /** Whether to use the configured reranker, and on how many candidates. */
+  readonly rerank: { readonly enabled: boolean; readonly candidates: number };
   /** The decay's "now" (epoch ms). */
   readonly referenceTime: number;
   readonly explain: boolean;
@@ -130,6 +151,28 @@ function names(field: string, values: readonly string[], pattern: RegExp, shape:
   );
 }
 
+const FUSIONS: Partial<Record<Fusion, FusionName>> = {
+  [Fusion.SCORE]: 'SCORE',
+  [Fusion.MIN_MAX]: 'MIN_MAX',
+  [Fusion.RRF]: 'RRF',
+};
+const RECENCIES: Partial<Record<Recency, RecencyName>> = {
+  [Recency.BOUNDED]: 'BOUNDED',
+  [Recency.MULTIPLICATIVE]: 'MULTIPLICATIVE',
+};
+
+/** An optional enum option: unset or UNSPECIFIED → undefined; unknown → FIELD_INVALID. */
+function enumOption<E extends number, N>(
+  field: string,
+  value: E | undefined,
+  names: Partial<Record<E, N>>,
+): N | undefined {
+  if (value === undefined || value === 0) return undefined;
+  const name = names[value];
+  if (name === undefined) throw errors.fieldInvalid(field, `unknown value ${String(value)}`);
+  return name;
+}
+
 /** Maps a RangeError of `resolveRankingOptions` to the request field it is about. */
 const OPTION_FIELDS: readonly (readonly [string, string])[] = [
   ['vectorWeight and textWeight', 'options.vector_weight'],
@@ -137,23 +180,43 @@ const OPTION_FIELDS: readonly (readonly [string, string])[] = [
   ['textWeight', 'options.text_weight'],
   ['halfLifeDays', 'options.half_life_days'],
   ['mmrLambda', 'options.mmr_lambda'],
+  ['recencyWeight', 'options.recency_weight'],
+  ['timeWindowWeight', 'options.time_window_weight'],
+  ['rerankWeight', 'options.rerank_weight'],
+  ['rrfK', 'options.rrf_k'],
+  ['newerFirstSimilarity', 'options.newer_first_similarity'],
+  ['newerFirstRelevance', 'options.newer_first_relevance'],
   ['topK', 'top_k'],
   ['minScore', 'options.min_score'],
 ];
 
-function rankingOptions(request: SearchRequest): RankingOptions {
+function rankingOptions(request: SearchRequest, language: QueryLanguage): RankingOptions {
   const o = request.options;
+  const fusion = enumOption('options.fusion', o?.fusion, FUSIONS);
+  const recency = enumOption('options.recency', o?.recency, RECENCIES);
   try {
-    return resolveRankingOptions({
-      vectorWeight: o?.vectorWeight,
-      textWeight: o?.textWeight,
-      decayEnabled: o?.decayEnabled,
-      halfLifeDays: o?.halfLifeDays,
-      mmrEnabled: o?.mmrEnabled,
-      mmrLambda: o?.mmrLambda,
-      topK: request.topK,
-      minScore: o?.minScore,
-    });
+    return resolveRankingOptions(
+      {
+        vectorWeight: o?.vectorWeight,
+        textWeight: o?.textWeight,
+        fusion,
+        rrfK: o?.rrfK,
+        recency,
+        recencyWeight: o?.recencyWeight,
+        timeWindowWeight: o?.timeWindowWeight,
+        rerankWeight: o?.rerankWeight,
+        newerFirst: o?.newerFirst,
+        newerFirstSimilarity: o?.newerFirstSimilarity,
+        newerFirstRelevance: o?.newerFirstRelevance,
+        decayEnabled: o?.decayEnabled,
+        halfLifeDays: o?.halfLifeDays,
+        mmrEnabled: o?.mmrEnabled,
+        mmrLambda: o?.mmrLambda,
+        topK: request.topK,
+        minScore: o?.minScore,
+      },
+      language,
+    );
   } catch (error) {
     if (!(error instanceof RangeError)) throw error;
     const field = OPTION_FIELDS.find(([prefix]) => error.message.startsWith(prefix))?.[1] ?? 'options';
@@ -174,7 +237,8 @@ export function searchPlan(request: SearchRequest, principal: Principal, now: nu
     throw errors.fieldInvalid('query', `at most ${String(MAX_QUERY_CHARS)} characters`);
   }
   if (request.topK < 0 || request.topK > 100) throw errors.fieldInvalid('top_k', 'must be within 0-100');
-  const options = rankingOptions(request);
+  const language: QueryLanguage = detectLanguage(query) === 'zh' ? 'zh' : 'en';
+  const options = rankingOptions(request, language);
   const multiple = request.options?.candidateMultiple ?? DEFAULT_CANDIDATE_MULTIPLE;
   if (multiple < 1 || multiple > MAX_CANDIDATE_MULTIPLE) {
     throw errors.fieldInvalid(
@@ -182,12 +246,31 @@ export function searchPlan(request: SearchRequest, principal: Principal, now: nu
       `must be an integer within 1-${String(MAX_CANDIDATE_MULTIPLE)}`,
     );
   }
+  const rerankCandidates = request.options?.rerankCandidates;
+  if (rerankCandidates !== undefined && (rerankCandidates < 1 || rerankCandidates > MAX_RERANK_CANDIDATES)) {
+    throw errors.fieldInvalid(
+      'options.rerank_candidates',
+      `must be an integer within 1-${String(MAX_RERANK_CANDIDATES)}`,
+    );
+  }
   const reference = request.options?.referenceTime;
+  const referenceTime = reference === undefined ? now : timestampMs(reference);
+  const window = options.timeWindowWeight > 0 ? queryTimeWindow(query, language, referenceTime) : undefined;
   return {
     query,
     options,
     candidateMultiple: multiple,
-    referenceTime: reference === undefined ? now : timestampMs(reference),
+    language,
+    ...(window === undefined ? {} : { window }),
+    currentState: asksCurrentState(query, language),
+    rerank: {
+      enabled: request.options?.rerankEnabled ?? true,
+      candidates: Math.max(
+        options.topK,
+        Math.min(MAX_RERANK_CANDIDATES, rerankCandidates ?? 3 * options.topK),
+      ),
+    },
+    referenceTime,
     explain: request.explain,
     allowDegraded: request.allowDegraded,
     filter: filterPlan(request, principal),
@@ -263,10 +346,22 @@ export function appliedOptions(
   options: RankingOptions,
   candidateMultiple: number,
   referenceTime: number,
+  rerank: { readonly enabled: boolean; readonly candidates: number },
 ): MessageInitShape<typeof SearchOptionsSchema> {
   return {
     vectorWeight: options.vectorWeight,
     textWeight: options.textWeight,
+    fusion: Fusion[options.fusion],
+    rrfK: options.rrfK,
+    recency: Recency[options.recency],
+    recencyWeight: options.recencyWeight,
+    timeWindowWeight: options.timeWindowWeight,
+    rerankEnabled: rerank.enabled,
+    rerankCandidates: rerank.candidates,
+    rerankWeight: options.rerankWeight,
+    newerFirst: options.newerFirst,
+    newerFirstSimilarity: options.newerFirstSimilarity,
+    newerFirstRelevance: options.newerFirstRelevance,
     decayEnabled: options.decayEnabled,
     halfLifeDays: options.halfLifeDays,
     referenceTime: timestampFromMs(referenceTime),
@@ -291,9 +386,14 @@ export function breakdownMessage(
     lexicalRank: b.lexicalRank,
     matchedTerms: [...matchedTerms],
     fused: b.fused,
+    ...(b.rerankScore === undefined ? {} : { rerankScore: b.rerankScore }),
+    timeWindowFactor: b.timeWindowFactor,
+    relevance: b.relevance,
+    recencyMultiplier: b.recencyMultiplier,
     ageDays: b.ageDays,
     decayFactor: b.decayFactor,
     maxSimilarity: b.maxSimilarity,
+    supersedes: b.supersedes ?? '',
     mmrPenalty: b.mmrPenalty,
     mmrScore: b.mmrScore,
     finalScore: b.finalScore,

@@ -4,6 +4,7 @@
  * rule are on `SearchOptions` in proto/engram/retrieval/v1/search.proto.
  */
 import type { MessageInitShape } from '@bufbuild/protobuf';
+import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import type { HandlerContext } from '@connectrpc/connect';
 import { Code } from '@connectrpc/connect';
 import {
@@ -13,7 +14,7 @@ import {
   type SearchResponseSchema,
   type SearchResultSchema,
 } from '@engram/contracts/retrieval';
-import type { Embedder } from '@engram/embeddings';
+import type { Embedder, Reranker } from '@engram/embeddings';
 import { encodeQuery, tokenize } from '@engram/lexical';
 import { errors, isEngramError, requirePrincipal, type Logger, type Principal } from '@engram/runtime';
 import {
@@ -58,6 +59,8 @@ export interface SearchDeps {
   readonly store: Store;
   readonly embedder: Embedder;
   readonly live: LiveIndex;
+  /** The rerank stage, when one is configured (`ENGRAM_RERANKER`). */
+  readonly reranker?: Reranker | undefined;
 }
 
 /** Maximum number of matched terms in a breakdown (search.proto). */
@@ -437,8 +440,8 @@ export function createSearchHandler(deps: SearchDeps) {
         }
       });
 
-      // Stored vectors for MMR.
-      if (options.mmrEnabled && merged.size > 0) {
+      // Stored vectors for MMR and newer-first.
+      if ((options.mmrEnabled || options.newerFirst) && merged.size > 0) {
         try {
           const points = await index.fetch([...merged.keys()], { withVectors: true });
           vectors = new Map(points.map((p) => [p.id, Float32Array.from(p.dense)]));
@@ -482,7 +485,51 @@ export function createSearchHandler(deps: SearchDeps) {
         );
       }
 
-      const outcome = rank(candidates, options, plan.referenceTime);
+      const context_ = {
+        denseExhausted: dense.length < limit,
+        textExhausted: lexical.length < limit,
+        ...(plan.window === undefined ? {} : { window: plan.window }),
+        currentState: plan.currentState,
+      };
+
+      // The rerank stage: the best candidates by relevance, scored by the cross-encoder.
+      let rerank: { model: string; scored: number; ms: number } | undefined;
+      let ranked = candidates;
+      if (deps.reranker !== undefined && plan.rerank.enabled && candidates.length > 0) {
+        const started = performance.now();
+        const first = rank(
+          candidates,
+          {
+            ...options,
+            topK: Math.min(plan.rerank.candidates, candidates.length),
+            mmrEnabled: false,
+            newerFirst: false,
+            decayEnabled: false,
+            minScore: 0,
+          },
+          plan.referenceTime,
+          context_,
+          plan.language,
+        );
+        const texts = first.results.map((r) => byName.get(r.id)?.text ?? '');
+        let scores: number[];
+        try {
+          scores = await deps.reranker.rerank(plan.query, texts, { signal: context.signal });
+        } catch (error) {
+          if (context.signal.aborted) throw error;
+          throw isEngramError(error)
+            ? error
+            : errors.unavailable('reranker', String(error), { cause: error });
+        }
+        const scoreOf = new Map(first.results.map((r, i) => [r.id, scores[i]]));
+        ranked = candidates.map((c) => {
+          const score = scoreOf.get(c.id);
+          return score === undefined ? c : { ...c, rerank: score };
+        });
+        rerank = { model: deps.reranker.model, scored: texts.length, ms: performance.now() - started };
+      }
+
+      const outcome = rank(ranked, options, plan.referenceTime, context_, plan.language);
       const results = outcome.results.flatMap((r) => {
         const h = byName.get(r.id);
         if (h === undefined) return [];
@@ -517,7 +564,28 @@ export function createSearchHandler(deps: SearchDeps) {
           queryTruncated: embedding?.truncated ?? false,
           queryTerms: queryTerms.length,
           indexBackend: index.backend === 'QDRANT' ? IndexBackend.QDRANT : IndexBackend.EMBEDDED,
-          appliedOptions: appliedOptions(outcome.options, plan.candidateMultiple, plan.referenceTime),
+          appliedOptions: appliedOptions(outcome.options, plan.candidateMultiple, plan.referenceTime, {
+            enabled: plan.rerank.enabled && deps.reranker !== undefined,
+            candidates: plan.rerank.candidates,
+          }),
+          queryLanguage: plan.language,
+          queryAsksCurrentState: plan.currentState,
+          ...(plan.window === undefined
+            ? {}
+            : {
+                queryTimeWindow: {
+                  startTime: timestampFromMs(plan.window.gte),
+                  endTime: timestampFromMs(plan.window.lt),
+                },
+                queryTimeExpressions: [...plan.window.expressions],
+              }),
+          ...(rerank === undefined
+            ? {}
+            : {
+                rerankModel: rerank.model,
+                rerankedCandidates: rerank.scored,
+                rerankElapsed: durationOf(rerank.ms),
+              }),
           elapsed: durationOf(performance.now() - started),
         },
       };

@@ -23,7 +23,7 @@ import {
 } from '@engram/vector-index';
 import { dialects } from '../../../libs/store/test/harness.js';
 import { startQdrant } from '../../../libs/vector-index/test/qdrant-harness.js';
-import { LIVE_ALIAS, ensureLiveIndex } from '../src/indexer/collections.js';
+import { LIVE_ALIAS, ensureLiveIndex, indexSpec } from '../src/indexer/collections.js';
 import { rebuildCollection } from '../src/indexer/rebuild.js';
 import { Indexer } from '../src/indexer/indexer.js';
 
@@ -93,8 +93,7 @@ describe.each(stacks)('the indexer on $name', ({ open }) => {
 
   beforeAll(async () => {
     stack = await open();
-    index = (await ensureLiveIndex(stack.vectors, { model: embedder.model, dimensions: embedder.dimensions }))
-      .index;
+    index = (await ensureLiveIndex(stack.vectors, indexSpec(embedder))).index;
     memories = new MemoryRepository(stack.store);
     documents = new DocumentRepository(stack.store);
     sessions = new SessionRepository(stack.store);

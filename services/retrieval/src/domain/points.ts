@@ -1,3 +1,4 @@
+import { detectLanguage, type Lang } from '@engram/lexical';
 import type { ChunkRecord, DocumentRecord, MemoryRecord, MessageRecord, SessionRecord } from '@engram/store';
 import { pointId, type PointPayload } from '@engram/vector-index';
 
@@ -13,12 +14,94 @@ export interface IndexDocument {
   readonly payload: PointPayload;
 }
 
+/**
+ * The version of the index texts below (rounds with speakers, date and preceding turn; FACTs as
+ * sentences; dated episodes). Recorded with the collection's model id, so an index built from
+ * older texts is stale and rebuilt by Reindex rather than mixed (decision 0021).
+ */
+export const INDEX_TEXT_VERSION = 2;
+
+/** `Monday, 8 May 2023` / `2023年5月8日`: the calendar day of `at` in `timeZone` (UTC when invalid). */
+export function dayText(at: number, timeZone: string, lang: Lang): string {
+  let zone = timeZone === '' ? 'UTC' : timeZone;
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: zone });
+  } catch {
+    zone = 'UTC';
+  }
+  const parts = new Intl.DateTimeFormat('en', {
+    timeZone: zone,
+    year: 'numeric',
+    month: lang === 'zh' ? 'numeric' : 'long',
+    day: 'numeric',
+    weekday: 'long',
+  }).formatToParts(at);
+  const part = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
+  return lang === 'zh'
+    ? `${part('year')}年${part('month')}月${part('day')}日`
+    : `${part('weekday')}, ${part('day')} ${part('month')} ${part('year')}`;
+}
+
+/** Words of a namespace or key: `user_preference` → `user preference`, `daughter.emma` → `daughter emma`. */
+function words(identifier: string): string {
+  return identifier.replace(/[._/-]+/g, ' ').trim();
+}
+
+/** A JSON value as plain words: strings as they are, objects as `key value` pairs. */
+function valueWords(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (Array.isArray(value))
+    return value
+      .map(valueWords)
+      .filter((w) => w !== '')
+      .join(', ');
+  return Object.entries(value as Record<string, unknown>)
+    .map(([k, v]) => `${words(k)} ${valueWords(v)}`.trim())
+    .join(', ');
+}
+
+/**
+ * What a memory is indexed as: its text, and for a FACT a natural sentence made of its namespace,
+ * key and value (so "What is my daughter's name?" matches `relationship/daughter {"name": "Emma"}`
+ * even when the text is terse or empty), and for an EPISODE or EVENT the day it happened.
+ */
+export function memoryIndexText(memory: MemoryRecord): string {
+  const lang = detectLanguage(memory.text, memory.languageCode);
+  const parts: string[] = [];
+  if (memory.text.trim() !== '') parts.push(memory.text.trim());
+  if (memory.type === 'FACT') {
+    const value = memory.value as Record<string, unknown> | undefined;
+    const relation = typeof value?.['relation'] === 'string' ? value['relation'] : undefined;
+    const name = typeof value?.['name'] === 'string' ? value['name'] : undefined;
+    if (memory.namespace === 'relationship' && relation !== undefined) {
+      // The relation is an English word: a Chinese text already names it in Chinese.
+      if (lang === 'en')
+        parts.push(name === undefined ? `I have a ${relation}.` : `My ${relation}'s name is ${name}.`);
+    } else {
+      const about = [words(memory.namespace), words(memory.key)].filter((w) => w !== '').join(' ');
+      const detail = valueWords(memory.value);
+      const sentence = lang === 'zh' ? `关于${about}：${detail}` : `About ${about}: ${detail}`;
+      if (about !== '' || detail !== '') parts.push(sentence.trim());
+    }
+  }
+  if ((memory.type === 'EPISODE' || memory.type === 'EVENT') && memory.occurredAt !== undefined) {
+    parts.push(
+      lang === 'zh'
+        ? `（${dayText(memory.occurredAt, 'UTC', lang)}）`
+        : `(${dayText(memory.occurredAt, 'UTC', lang)})`,
+    );
+  }
+  return parts.join('\n');
+}
+
 /** An ACTIVE memory, or undefined when the memory must not be searchable. */
 export function memoryDocument(memory: MemoryRecord): IndexDocument | undefined {
   if (memory.status !== 'ACTIVE') return undefined;
   return {
     id: pointId('MEMORY', memory.id),
-    text: memory.text,
+    text: memoryIndexText(memory),
     payload: {
       tenantId: memory.tenantId,
       kind: 'MEMORY',
@@ -59,18 +142,50 @@ export function chunkDocument(chunk: ChunkRecord, document: DocumentRecord): Ind
   };
 }
 
+/** Who said a message, as the index text names them: the participant name, else the role. */
+function speaker(message: MessageRecord): string {
+  const name = message.participantName.trim();
+  return name !== '' ? name : message.role.toLowerCase();
+}
+
+/**
+ * The index text of a round: the day it happened, the turn it answers (the preceding message with
+ * content, when there is one: a short reply such as "Yes, last Tuesday!" carries its question),
+ * then the user message and the reply, each line led by who said it:
+ *
+ *   Monday, 8 May 2023
+ *   Melanie: How was the support group?
+ *   Caroline: It was so powerful, I went yesterday.
+ *   Melanie: That's amazing!
+ */
+export function roundIndexText(
+  session: SessionRecord,
+  user: MessageRecord,
+  reply: MessageRecord | undefined,
+  previous: MessageRecord | undefined,
+): string {
+  const lang = detectLanguage(user.content, session.languageCode);
+  const lines = [dayText(user.occurredAt, session.timeZone, lang)];
+  if (previous !== undefined) lines.push(`${speaker(previous)}: ${previous.content}`);
+  lines.push(`${speaker(user)}: ${user.content}`);
+  if (reply !== undefined) lines.push(`${speaker(reply)}: ${reply.content}`);
+  return lines.join('\n');
+}
+
 /**
  * A conversation round: the user message with the first assistant reply that has content after
  * it (SYSTEM, TOOL and tool-call-only messages in between are skipped). Indexed in SELF scope of
  * the session owner, keyed by the user message, so a later reply replaces the question-only point.
+ * `previous` is the message before the user message that the round's text carries as context
+ * ({@link previousTurn}).
  */
 export function roundDocument(
   session: SessionRecord,
   user: MessageRecord,
   reply: MessageRecord | undefined,
+  previous?: MessageRecord,
 ): IndexDocument {
-  const text =
-    reply === undefined ? `user: ${user.content}` : `user: ${user.content}\nassistant: ${reply.content}`;
+  const text = roundIndexText(session, user, reply, previous);
   return {
     id: pointId('ROUND', user.id),
     text,
@@ -97,6 +212,17 @@ export function firstReply(following: readonly MessageRecord[]): MessageRecord |
     if (message.role === 'ASSISTANT' && message.content.trim() !== '') return message;
   }
   return undefined;
+}
+
+/**
+ * The turn a round answers: the last USER or ASSISTANT message with content among the messages
+ * before it (`preceding`, in sequence order); SYSTEM and TOOL messages and tool-call-only
+ * assistant messages are skipped. Undefined when there is none.
+ */
+export function previousTurn(preceding: readonly MessageRecord[]): MessageRecord | undefined {
+  return preceding.findLast(
+    (message) => (message.role === 'USER' || message.role === 'ASSISTANT') && message.content.trim() !== '',
+  );
 }
 
 /** Retry delay after `attempts` failures: exponential from 1 s, capped at 5 min, with ±20 % jitter. */

@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import {
   ageDays,
   compareIds,
+  cosine,
   decayFactor,
   MS_PER_DAY,
   normalize,
@@ -44,6 +45,15 @@ const options = fc
   .record({
     vectorWeight: weight,
     textWeight: weight,
+    fusion: fc.constantFrom('SCORE', 'MIN_MAX', 'RRF' as const),
+    rrfK: fc.integer({ min: 1, max: 1000 }),
+    recency: fc.constantFrom('BOUNDED', 'MULTIPLICATIVE' as const),
+    recencyWeight: weight,
+    timeWindowWeight: weight,
+    rerankWeight: weight,
+    newerFirst: fc.boolean(),
+    newerFirstSimilarity: fc.double({ min: -1, max: 1, noNaN: true }),
+    newerFirstRelevance: weight,
     decayEnabled: fc.boolean(),
     halfLifeDays: fc.double({ min: 0.01, max: 36_500, noNaN: true }),
     mmrEnabled: fc.boolean(),
@@ -52,6 +62,18 @@ const options = fc
     minScore: fc.oneof(fc.constant(0), fc.double({ min: 0, max: 1, noNaN: true })),
   })
   .filter((o) => o.vectorWeight > 0 || o.textWeight > 0);
+
+/** A time window the query may name, or none. */
+const windows = fc.option(
+  fc
+    .tuple(
+      fc.integer({ min: NOW - 400 * MS_PER_DAY, max: NOW }),
+      fc.integer({ min: 1, max: 100 * MS_PER_DAY }),
+    )
+    .map(([gte, length]) => ({ gte, lt: gte + length })),
+  { nil: undefined },
+);
+const contexts = fc.record({ denseExhausted: fc.boolean(), textExhausted: fc.boolean(), window: windows });
 
 describe('ranking properties', () => {
   it('normalizes every signal into [0, 1], missing values to 0, extremes to 0 and 1', () => {
@@ -104,31 +126,53 @@ describe('ranking properties', () => {
     );
   });
 
-  it('returns at most topK unique results, ranked 1…n, all at or above minScore, explained consistently', () => {
+  it('returns at most topK unique results, ranked 1…n, above minScore, explained consistently', () => {
     fc.assert(
-      fc.property(candidates, options, (cs, opts) => {
-        const { results, minScoreDropped, options: applied } = rank(cs, opts, NOW);
-        expect(applied).toEqual(opts);
+      fc.property(candidates, options, contexts, (cs, opts, context) => {
+        const { results, minScoreDropped, options: applied } = rank(cs, opts, NOW, context);
+        // Weights may have moved to the signal some candidate has; every other option is as given.
+        expect({ ...applied, vectorWeight: 0, textWeight: 0 }).toEqual({
+          ...opts,
+          vectorWeight: 0,
+          textWeight: 0,
+        });
+        expect(applied.vectorWeight + applied.textWeight).toBeCloseTo(
+          opts.vectorWeight + opts.textWeight,
+          12,
+        );
         expect(results.length).toBeLessThanOrEqual(opts.topK);
         expect(results.length).toBe(Math.min(opts.topK, cs.length - minScoreDropped));
         expect(new Set(results.map((r) => r.id)).size).toBe(results.length);
         results.forEach((r, i) => {
           const b = r.breakdown;
           expect(r.rank).toBe(i + 1);
-          expect(r.score).toBeGreaterThanOrEqual(opts.minScore);
+          expect(opts.recency === 'MULTIPLICATIVE' ? r.score : b.relevance).toBeGreaterThanOrEqual(
+            opts.minScore,
+          );
           expect(b.finalScore).toBe(r.score);
           expect(b.vectorNormalized >= 0 && b.vectorNormalized <= 1).toBe(true);
           expect(b.textNormalized >= 0 && b.textNormalized <= 1).toBe(true);
-          expect(b.fused).toBe(opts.vectorWeight * b.vectorNormalized + opts.textWeight * b.textNormalized);
+          expect(b.fused).toBe(
+            applied.vectorWeight * b.vectorNormalized + applied.textWeight * b.textNormalized,
+          );
+          expect([1, 1 - opts.timeWindowWeight]).toContain(b.timeWindowFactor);
+          if (context.window === undefined) expect(b.timeWindowFactor).toBe(1);
+          expect(b.relevance).toBe(b.fused * b.timeWindowFactor);
           // In (0, 1] mathematically; underflows to 0 beyond ~1 075 half-lives (e.g. 400 days at 0.01).
           expect(b.decayFactor).toBeGreaterThanOrEqual(0);
           expect(b.decayFactor).toBeLessThanOrEqual(1);
-          if (!opts.decayEnabled) expect(b.decayFactor).toBe(1);
-          expect(r.score).toBe(b.fused * b.decayFactor);
+          if (!opts.decayEnabled) expect([b.decayFactor, b.recencyMultiplier]).toEqual([1, 1]);
+          else if (opts.recency === 'MULTIPLICATIVE') expect(b.recencyMultiplier).toBe(b.decayFactor);
+          else {
+            // Bounded: age never takes more than recencyWeight of the relevance away.
+            expect(b.recencyMultiplier).toBeGreaterThanOrEqual(1 - opts.recencyWeight - 1e-15);
+            expect(b.recencyMultiplier).toBeLessThanOrEqual(1);
+          }
+          expect(r.score).toBe(b.relevance * b.recencyMultiplier);
           if (opts.mmrEnabled) {
             expect(b.mmrPenalty).toBe((1 - opts.mmrLambda) * b.maxSimilarity);
             expect(b.mmrScore).toBe(opts.mmrLambda * r.score - b.mmrPenalty);
-            if (i === 0) expect(b.maxSimilarity).toBe(0);
+            if (i === 0 && b.supersedes === undefined) expect(b.maxSimilarity).toBe(0);
           } else {
             expect([b.maxSimilarity, b.mmrPenalty, b.mmrScore]).toEqual([0, 0, r.score]);
           }
@@ -137,16 +181,49 @@ describe('ranking properties', () => {
     );
   });
 
+  it('places a newer statement only before an older, similar, comparably relevant one', () => {
+    fc.assert(
+      fc.property(candidates, options, (cs, opts) => {
+        const o = { ...opts, newerFirst: true };
+        const { results } = rank(cs, o, NOW);
+        const byId = new Map(cs.map((c) => [c.id, c]));
+        const all = new Map(
+          rank(cs, { ...o, newerFirst: false, mmrEnabled: false, topK: 100, minScore: 0 }, NOW).results.map(
+            (r) => [r.id, r],
+          ),
+        );
+        const time = (c: RankingCandidate) => c.occurredAt ?? c.createdAt;
+        results.forEach((r, i) => {
+          const older = r.breakdown.supersedes;
+          if (older === undefined) return;
+          const a = byId.get(older)!;
+          const b = byId.get(r.id)!;
+          expect(time(b)).toBeGreaterThan(time(a) + 60_000);
+          expect(cosine(a.vector, b.vector)).toBeGreaterThanOrEqual(o.newerFirstSimilarity);
+          // Comparably relevant: by relevance, or by the dense signal alone.
+          const [nb, na] = [all.get(r.id)!.breakdown, all.get(older)!.breakdown];
+          expect(
+            nb.relevance >= o.newerFirstRelevance * na.relevance ||
+              (b.dense !== undefined && nb.vectorNormalized >= o.newerFirstRelevance * na.vectorNormalized),
+          ).toBe(true);
+          // The older one is not dropped for it: it is not among the results before it.
+          expect(results.slice(0, i).some((x) => x.id === older)).toBe(false);
+        });
+      }),
+    );
+  });
+
   it('with λ = 1 (or MMR off) returns the score order, ties by id', () => {
     fc.assert(
       fc.property(candidates, options, (cs, opts) => {
-        const all = rank(cs, { ...opts, mmrEnabled: false, topK: 100, minScore: 0 }, NOW).results;
+        const o = { ...opts, newerFirst: false };
+        const all = rank(cs, { ...o, mmrEnabled: false, topK: 100, minScore: 0 }, NOW).results;
         const expected = [...all]
           .sort((a, b) => (a.score !== b.score ? b.score - a.score : compareIds(a.id, b.id)))
           .map((r) => r.id);
         expect(all.map((r) => r.id)).toEqual(expected);
-        const withLambda1 = rank(cs, { ...opts, mmrEnabled: true, mmrLambda: 1 }, NOW).results;
-        const withoutMmr = rank(cs, { ...opts, mmrEnabled: false }, NOW).results;
+        const withLambda1 = rank(cs, { ...o, mmrEnabled: true, mmrLambda: 1 }, NOW).results;
+        const withoutMmr = rank(cs, { ...o, mmrEnabled: false }, NOW).results;
         expect(withLambda1.map((r) => r.id)).toEqual(withoutMmr.map((r) => r.id));
       }),
     );
@@ -155,7 +232,7 @@ describe('ranking properties', () => {
   it('selects greedily: every pick maximizes the MMR objective among what was left', () => {
     fc.assert(
       fc.property(candidates, options, (cs, opts) => {
-        const o: RankingOptionsInput = { ...opts, mmrEnabled: true, minScore: 0 };
+        const o: RankingOptionsInput = { ...opts, mmrEnabled: true, minScore: 0, newerFirst: false };
         const { results } = rank(cs, o, NOW);
         const scores = new Map(
           rank(cs, { ...o, mmrEnabled: false, topK: 100 }, NOW).results.map((r) => [r.id, r.score]),
@@ -185,10 +262,16 @@ describe('ranking properties', () => {
     );
   });
 
-  it('respects the weights: scaling both weights scales every fused score', () => {
+  it('respects the weights: scaling both weights scales every fused score (seed fusion)', () => {
     fc.assert(
       fc.property(candidates, fc.double({ min: 0.01, max: 0.5, noNaN: true }), (cs, w) => {
-        const base = { decayEnabled: false, mmrEnabled: false, topK: 100 } as const;
+        const base = {
+          fusion: 'MIN_MAX',
+          decayEnabled: false,
+          mmrEnabled: false,
+          newerFirst: false,
+          topK: 100,
+        } as const;
         const textOnly = rank(cs, { ...base, vectorWeight: 0, textWeight: w }, NOW).results;
         for (const r of textOnly) expect(r.score).toBe(w * r.breakdown.textNormalized);
         const denseOnly = rank(cs, { ...base, vectorWeight: w, textWeight: 0 }, NOW).results;
@@ -212,9 +295,10 @@ describe('ranking properties', () => {
           fc.tuple(fc.constant(cs), fc.shuffledSubarray(cs, { minLength: cs.length })),
         ),
         options,
-        ([cs, shuffled], opts) => {
-          const a = rank(cs, opts, NOW).results.map((r) => r.id);
-          const b = rank(shuffled, opts, NOW).results.map((r) => r.id);
+        contexts,
+        ([cs, shuffled], opts, context) => {
+          const a = rank(cs, opts, NOW, context).results.map((r) => r.id);
+          const b = rank(shuffled, opts, NOW, context).results.map((r) => r.id);
           expect(b).toEqual(a);
         },
       ),

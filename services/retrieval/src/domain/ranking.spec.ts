@@ -22,17 +22,45 @@ const daysAgo = (days: number): number => NOW - days * MS_PER_DAY;
 const vec = (...xs: number[]): Float32Array => Float32Array.from(xs);
 const DIGITS = 12;
 
+/** The seed's formula (blueprint §5), which the hand-computed end-to-end values below follow. */
+const SEED = {
+  fusion: 'MIN_MAX',
+  recency: 'MULTIPLICATIVE',
+  timeWindowWeight: 0,
+  newerFirst: false,
+} as const;
+
 describe('resolveRankingOptions', () => {
-  it('applies the blueprint defaults', () => {
+  it('applies the defaults, with weights by the query language', () => {
     expect(resolveRankingOptions()).toEqual({
-      vectorWeight: 0.7,
-      textWeight: 0.3,
+      vectorWeight: 0.3,
+      textWeight: 0.7,
+      fusion: 'SCORE',
+      rrfK: 60,
+      recency: 'BOUNDED',
+      recencyWeight: 0.1,
+      timeWindowWeight: 0.3,
+      rerankWeight: 0.7,
+      newerFirst: true,
+      newerFirstSimilarity: 0.6,
+      newerFirstRelevance: 0.5,
       decayEnabled: true,
       halfLifeDays: 30,
       mmrEnabled: true,
       mmrLambda: 0.7,
       topK: 10,
       minScore: 0,
+    });
+  });
+
+  it('takes the Chinese weights for a Chinese query and the seed weights with the seed fusion', () => {
+    expect(resolveRankingOptions({}, 'zh')).toMatchObject({ vectorWeight: 0.6, textWeight: 0.4 });
+    expect(resolveRankingOptions({ fusion: 'MIN_MAX' }, 'en')).toMatchObject({ vectorWeight: 0.7 });
+    expect(resolveRankingOptions({ fusion: 'MIN_MAX' }, 'zh').textWeight).toBeCloseTo(0.3, DIGITS);
+    // An explicit weight wins over the language's default.
+    expect(resolveRankingOptions({ textWeight: 0.5 }, 'zh')).toMatchObject({
+      vectorWeight: 0.5,
+      textWeight: 0.5,
     });
   });
 
@@ -69,13 +97,20 @@ describe('resolveRankingOptions', () => {
     [{ minScore: -0.1 }],
     [{ minScore: Number.POSITIVE_INFINITY }],
     [{ vectorWeight: Number.NaN }],
+    [{ recencyWeight: 1.5 }],
+    [{ timeWindowWeight: -0.5 }],
+    [{ rerankWeight: 2 }],
+    [{ rrfK: 0 }],
+    [{ rrfK: 1.5 }],
+    [{ newerFirstSimilarity: 1.1 }],
+    [{ newerFirstRelevance: -0.1 }],
   ])('rejects %j', (input) => {
     expect(() => resolveRankingOptions(input)).toThrow(RangeError);
   });
 
   it('rewrites the weights of a degraded answer', () => {
     // vector 0, text 0.7 + 0.3 = 1.
-    const degraded = degradedOptions(resolveRankingOptions());
+    const degraded = degradedOptions(resolveRankingOptions(SEED));
     expect(degraded.vectorWeight).toBe(0);
     expect(degraded.textWeight).toBeCloseTo(1, DIGITS);
   });
@@ -293,8 +328,8 @@ describe('rank (end to end)', () => {
   ];
 
   it('computes every step of every breakdown', () => {
-    const { results, minScoreDropped, options } = rank(candidates, {}, NOW);
-    expect(options).toEqual(resolveRankingOptions());
+    const { results, minScoreDropped, options } = rank(candidates, SEED, NOW);
+    expect(options).toEqual(resolveRankingOptions(SEED));
     expect(minScoreDropped).toBe(0);
     expect(results.map((r) => r.id)).toEqual(['a', 'c', 'b', 'e', 'd']);
     expect(results.map((r) => r.rank)).toEqual([1, 2, 3, 4, 5]);
@@ -310,6 +345,7 @@ describe('rank (end to end)', () => {
         fused: 1,
         ageDays: 0,
         decayFactor: 1,
+        recencyMultiplier: 1,
         maxSimilarity: 0,
         mmrPenalty: 0,
         mmrScore: 0.7,
@@ -325,6 +361,7 @@ describe('rank (end to end)', () => {
         fused: 0.6125,
         ageDays: 0,
         decayFactor: 1,
+        recencyMultiplier: 1,
         maxSimilarity: 0,
         mmrPenalty: 0,
         mmrScore: 0.42875,
@@ -340,6 +377,7 @@ describe('rank (end to end)', () => {
         fused: 0.95625,
         ageDays: 0,
         decayFactor: 1,
+        recencyMultiplier: 1,
         maxSimilarity: 1,
         mmrPenalty: 0.3,
         mmrScore: 0.369375,
@@ -355,6 +393,7 @@ describe('rank (end to end)', () => {
         fused: 0,
         ageDays: 0,
         decayFactor: 1,
+        recencyMultiplier: 1,
         maxSimilarity: 0,
         mmrPenalty: 0,
         mmrScore: 0,
@@ -370,6 +409,7 @@ describe('rank (end to end)', () => {
         fused: 0.15,
         ageDays: 30,
         decayFactor: 0.5,
+        recencyMultiplier: 0.5,
         maxSimilarity: 0.8,
         mmrPenalty: 0.24,
         mmrScore: -0.1875,
@@ -393,12 +433,12 @@ describe('rank (end to end)', () => {
 
   it('returns the pure score order without MMR or with λ = 1', () => {
     // Without MMR: a 1, b 0.95625, c 0.6125, d 0.075, e 0; mmrScore = score, no penalty.
-    const plain = rank(candidates, { mmrEnabled: false }, NOW).results;
+    const plain = rank(candidates, { ...SEED, mmrEnabled: false }, NOW).results;
     expect(plain.map((r) => r.id)).toEqual(['a', 'b', 'c', 'd', 'e']);
     expect(plain.every((r) => r.breakdown.mmrScore === r.score && r.breakdown.mmrPenalty === 0)).toBe(true);
     expect(plain.every((r) => r.breakdown.maxSimilarity === 0)).toBe(true);
     // λ = 1: objective 1·score − 0·maxSim = score → same order.
-    expect(rank(candidates, { mmrLambda: 1 }, NOW).results.map((r) => r.id)).toEqual([
+    expect(rank(candidates, { ...SEED, mmrLambda: 1 }, NOW).results.map((r) => r.id)).toEqual([
       'a',
       'b',
       'c',
@@ -409,18 +449,19 @@ describe('rank (end to end)', () => {
 
   it('drops scores below minScore before selection and counts them', () => {
     // minScore 0.1: d 0.075 and e 0 are dropped → MMR over a, b, c: a, c, b.
-    const outcome = rank(candidates, { minScore: 0.1 }, NOW);
+    const outcome = rank(candidates, { ...SEED, minScore: 0.1 }, NOW);
     expect(outcome.minScoreDropped).toBe(2);
     expect(outcome.results.map((r) => r.id)).toEqual(['a', 'c', 'b']);
     // minScore 0.075 keeps d (score ≥ minScore); a score equal to the threshold passes.
     // d's score is 0.15·2^−1 computed with exp, so compare to the exact value produced.
-    const dScore = rank(candidates, { mmrEnabled: false }, NOW).results.find((r) => r.id === 'd')?.score ?? 1;
-    expect(rank(candidates, { minScore: dScore }, NOW).minScoreDropped).toBe(1);
+    const dScore =
+      rank(candidates, { ...SEED, mmrEnabled: false }, NOW).results.find((r) => r.id === 'd')?.score ?? 1;
+    expect(rank(candidates, { ...SEED, minScore: dScore }, NOW).minScoreDropped).toBe(1);
   });
 
   it('returns at most topK in selection order', () => {
-    expect(rank(candidates, { topK: 2 }, NOW).results.map((r) => r.id)).toEqual(['a', 'c']);
-    expect(rank(candidates, { topK: 2, mmrEnabled: false }, NOW).results.map((r) => r.id)).toEqual([
+    expect(rank(candidates, { ...SEED, topK: 2 }, NOW).results.map((r) => r.id)).toEqual(['a', 'c']);
+    expect(rank(candidates, { ...SEED, topK: 2, mmrEnabled: false }, NOW).results.map((r) => r.id)).toEqual([
       'a',
       'b',
     ]);
@@ -431,7 +472,7 @@ describe('rank (end to end)', () => {
     // decay off: d 0.5. Order without MMR: a, b (tie by id), d, c, e (0-scores by id).
     const textOnly = rank(
       candidates,
-      { vectorWeight: 0, textWeight: 1, decayEnabled: false, mmrEnabled: false },
+      { ...SEED, vectorWeight: 0, textWeight: 1, decayEnabled: false, mmrEnabled: false },
       NOW,
     );
     expect(textOnly.results.map((r) => [r.id, r.score])).toEqual([
@@ -444,7 +485,7 @@ describe('rank (end to end)', () => {
     expect(textOnly.results.find((r) => r.id === 'd')?.breakdown.decayFactor).toBe(1);
     expect(textOnly.results.find((r) => r.id === 'd')?.breakdown.ageDays).toBe(30);
     // Half-life 15: d is two half-lives old → 2^−2 = 0.25; score 0.15·0.25 = 0.0375.
-    const d = rank(candidates, { halfLifeDays: 15 }, NOW).results.find((r) => r.id === 'd');
+    const d = rank(candidates, { ...SEED, halfLifeDays: 15 }, NOW).results.find((r) => r.id === 'd');
     expect(d?.breakdown.decayFactor).toBeCloseTo(0.25, DIGITS);
     expect(d?.score).toBeCloseTo(0.0375, DIGITS);
   });
@@ -457,7 +498,7 @@ describe('rank (end to end)', () => {
         { id: 'x', dense: 0.42, vector: vec(1, 0), createdAt: NOW },
         { id: 'y', text: 3.3, vector: vec(0, 1), createdAt: NOW },
       ],
-      {},
+      SEED,
       NOW,
     );
     expect(results.map((r) => [r.id, r.breakdown.vectorNormalized, r.breakdown.textNormalized])).toEqual([

@@ -1,16 +1,26 @@
 /**
- * The pure ranking step of Search: steps 2–6 of the formula on `SearchOptions` in
- * proto/engram/retrieval/v1/search.proto (Blueprint §5). No I/O: the caller fetches and merges the
- * dense and lexical candidates, drops drifted rows, and hands the survivors here.
+ * The pure ranking step of Search: steps 2–7 of the formula on `SearchOptions` in
+ * proto/engram/retrieval/v1/search.proto. No I/O: the caller fetches and merges the dense and
+ * lexical candidates, drops drifted rows, asks the reranker (when one is configured) and hands the
+ * survivors here.
  *
- * 2. per-signal min–max normalization over the candidates having the signal (all equal → 1;
- *    missing → 0);
- * 3. `fused = vectorWeight · vectorNormalized + textWeight · textNormalized`;
- * 4. `decayFactor = exp(−ln 2 / halfLifeDays · ageDays)` (1 when decay is off),
- *    `ageDays = max(0, (now − (occurredAt ?? createdAt)) / 86 400 000 ms)`, `score = fused · decay`;
- * 5. candidates with `score < minScore` are dropped (before selection);
- * 6. greedy MMR selection (or plain top-k by score), ties by higher score then by id in ascending
- *    byte (code point) order.
+ * 2. per-signal normalization over the candidates having the signal, by the fusion:
+ *    SCORE (default) — min–max, anchored at 0 when the signal's candidate list was exhausted (the
+ *    index returned every match, so the weakest candidate is not a meaningful "irrelevant" anchor);
+ *    MIN_MAX (the seed) — plain min–max; RRF — `(k + 1) / (k + rank)`;
+ *    a signal no candidate has gives its weight to the other (SCORE and RRF);
+ * 3. `fused = vectorWeight · vectorNormalized + textWeight · textNormalized`; with a reranker,
+ *    `fused = rerankWeight · rerank + (1 − rerankWeight) · fused`;
+ * 4. `relevance = fused · windowFactor` (1 inside the query's time window or without one,
+ *    `1 − timeWindowWeight` outside);
+ * 5. recency, `decay = exp(−ln 2 / halfLifeDays · ageDays)`: BOUNDED (default)
+ *    `score = relevance · (1 − recencyWeight + recencyWeight · decay)` (1 when the query names a
+ *    time), MULTIPLICATIVE (the seed) `score = relevance · decay`;
+ * 6. candidates below `minScore` are dropped (their relevance in BOUNDED, their score in
+ *    MULTIPLICATIVE), before selection;
+ * 7. greedy MMR selection (or plain top-k by score), ties by higher score then by id in ascending
+ *    byte (code point) order; with `newerFirst`, an item whose newer statement of the same subject
+ *    (similar stored vectors, comparable relevance, later) is still unselected gives its turn to it.
  *
  * All arithmetic is IEEE-754 double precision; times are epoch milliseconds.
  */
@@ -40,12 +50,50 @@ export interface RankingCandidate {
   readonly denseRank?: number | undefined;
   /** 1-based position in the lexical candidate list, passed through to the breakdown (default 0). */
   readonly lexicalRank?: number | undefined;
+  /** The reranker's relevance in [0, 1], when a reranker scored this candidate. */
+  readonly rerank?: number | undefined;
+}
+
+/** How the two signals are combined (`SearchOptions.fusion`). */
+export type Fusion = 'SCORE' | 'MIN_MAX' | 'RRF';
+/** How age enters the score (`SearchOptions.recency`). */
+export type Recency = 'BOUNDED' | 'MULTIPLICATIVE';
+
+/** Facts about one search that the ranking depends on besides its options. */
+export interface RankingContext {
+  /** The dense candidate list holds every match (fewer than the limit came back). */
+  readonly denseExhausted?: boolean;
+  /** The lexical candidate list holds every match. */
+  readonly textExhausted?: boolean;
+  /** The time the query names (`[gte, lt)`, epoch ms), from its date expressions. */
+  readonly window?: { readonly gte?: number; readonly lt?: number } | undefined;
+  /**
+   * The query asks how something stands now (`asksCurrentState`): only then are newer statements
+   * of a subject placed first. Default true (the ranking alone cannot tell).
+   */
+  readonly currentState?: boolean;
 }
 
 /** The ranking knobs with every default applied (what `SearchStats.applied_options` echoes). */
 export interface RankingOptions {
   readonly vectorWeight: number;
   readonly textWeight: number;
+  readonly fusion: Fusion;
+  /** The `k` of reciprocal-rank fusion, integer in [1, 1000]. */
+  readonly rrfK: number;
+  readonly recency: Recency;
+  /** BOUNDED only: the largest share of relevance that age can take away, in [0, 1]. */
+  readonly recencyWeight: number;
+  /** How much an item outside the query's time window loses, in [0, 1]. */
+  readonly timeWindowWeight: number;
+  /** With a reranker: its share of the fused relevance, in [0, 1]. */
+  readonly rerankWeight: number;
+  /** Place a newer statement of the same subject before the older one it follows (step 7). */
+  readonly newerFirst: boolean;
+  /** The cosine similarity of two items' stored vectors from which they are "the same subject". */
+  readonly newerFirstSimilarity: number;
+  /** The newer item's relevance must be at least this share of the older one's, in [0, 1]. */
+  readonly newerFirstRelevance: number;
   readonly decayEnabled: boolean;
   readonly halfLifeDays: number;
   readonly mmrEnabled: boolean;
@@ -59,8 +107,29 @@ export interface RankingOptions {
 /** The knobs as a request gives them: every field optional (an explicit 0 is a value). */
 export type RankingOptionsInput = { readonly [K in keyof RankingOptions]?: RankingOptions[K] | undefined };
 
-export const DEFAULT_VECTOR_WEIGHT = 0.7;
-export const DEFAULT_TEXT_WEIGHT = 0.3;
+/** The query languages that have their own default weights. */
+export type QueryLanguage = 'en' | 'zh';
+
+/**
+ * The default dense weight per query language (the text weight is `1 − it`), chosen on the tuning
+ * splits (docs/benchmarks.md "Recall by default"): the Chinese-first dense model leads on Chinese,
+ * the lexical signal on English.
+ */
+export const DEFAULT_VECTOR_WEIGHTS: Readonly<Record<QueryLanguage, number>> = { en: 0.3, zh: 0.6 };
+/** The seed's weights (blueprint §5), kept for the MIN_MAX formula and as documentation. */
+export const SEED_VECTOR_WEIGHT = 0.7;
+export const SEED_TEXT_WEIGHT = 0.3;
+export const DEFAULT_FUSION: Fusion = 'SCORE';
+export const DEFAULT_RRF_K = 60;
+export const MAX_RRF_K = 1000;
+export const DEFAULT_RECENCY: Recency = 'BOUNDED';
+export const DEFAULT_RECENCY_WEIGHT = 0.1;
+export const DEFAULT_TIME_WINDOW_WEIGHT = 0.3;
+export const DEFAULT_RERANK_WEIGHT = 0.7;
+export const DEFAULT_NEWER_FIRST_SIMILARITY = 0.6;
+export const DEFAULT_NEWER_FIRST_RELEVANCE = 0.5;
+/** A newer statement must be this much later than the older one (ms): not the same turn. */
+export const NEWER_FIRST_MIN_GAP_MS = 60_000;
 export const DEFAULT_HALF_LIFE_DAYS = 30;
 export const MAX_HALF_LIFE_DAYS = 36_500;
 export const DEFAULT_MMR_LAMBDA = 0.7;
@@ -79,19 +148,29 @@ export interface ScoreBreakdown {
   /** Min–max normalized lexical signal in [0, 1]; 0 when `textRaw` is undefined. */
   readonly textNormalized: number;
   readonly lexicalRank: number;
-  /** `vectorWeight · vectorNormalized + textWeight · textNormalized`. */
+  /** `vectorWeight · vectorNormalized + textWeight · textNormalized` (with the reranker's share). */
   readonly fused: number;
+  /** The reranker's relevance in [0, 1]; undefined without a reranker. */
+  readonly rerankScore: number | undefined;
+  /** 1 inside the query's time window (or without one), `1 − timeWindowWeight` outside. */
+  readonly timeWindowFactor: number;
+  /** `fused · timeWindowFactor`: what `minScore` applies to with BOUNDED recency. */
+  readonly relevance: number;
+  /** What the score multiplies relevance by for age: BOUNDED `1 − w + w · decay`, MULTIPLICATIVE `decay`. */
+  readonly recencyMultiplier: number;
   /** Age in fractional days (≥ 0) at `now`. */
   readonly ageDays: number;
   /** `exp(−ln 2 / halfLifeDays · ageDays)`; 1 when decay is disabled. */
   readonly decayFactor: number;
   /** Largest cosine similarity to the results selected before it; 0 for the first or without MMR. */
   readonly maxSimilarity: number;
+  /** The older candidate this item was placed before as the newer statement of its subject, if any. */
+  readonly supersedes: string | undefined;
   /** `(1 − mmrLambda) · maxSimilarity`; 0 without MMR. */
   readonly mmrPenalty: number;
   /** `mmrLambda · finalScore − mmrPenalty`, the objective it was selected with; `finalScore` without MMR. */
   readonly mmrScore: number;
-  /** `fused · decayFactor`, the result's score (what `minScore` applies to). */
+  /** `relevance · recencyMultiplier`, the result's score. */
   readonly finalScore: number;
 }
 
@@ -99,7 +178,7 @@ export interface RankedResult {
   readonly id: string;
   /** 1-based position (selection order). */
   readonly rank: number;
-  /** `fused · decayFactor` (equal to `breakdown.finalScore`). */
+  /** `relevance · recencyMultiplier` (equal to `breakdown.finalScore`). */
   readonly score: number;
   readonly breakdown: ScoreBreakdown;
 }
@@ -107,24 +186,40 @@ export interface RankedResult {
 export interface RankingOutcome {
   /** At most `topK` results in selection order (with MMR, `score` need not decrease). */
   readonly results: readonly RankedResult[];
-  /** Candidates dropped because their score was below `minScore` (`SearchStats.min_score_dropped`). */
+  /** Candidates dropped because they were below `minScore` (`SearchStats.min_score_dropped`). */
   readonly minScoreDropped: number;
-  /** The options actually used. */
+  /** The options actually used (weights as applied: a signal no candidate had gave its weight away). */
   readonly options: RankingOptions;
 }
 
 /**
  * Applies the defaults of `SearchOptions`: when only one weight is set the other defaults to
- * `1 − it`; `topK` 0 or unset means 10. Throws a RangeError for a value outside its documented range
- * (the request validation should have answered FIELD_INVALID before).
+ * `1 − it`; when neither is, the weights of the query's language ({@link DEFAULT_VECTOR_WEIGHTS};
+ * the seed's 0.7 / 0.3 with the MIN_MAX fusion); `topK` 0 or unset means 10. Throws a RangeError
+ * for a value outside its documented range (the request validation should have answered
+ * FIELD_INVALID before).
  */
-export function resolveRankingOptions(input: RankingOptionsInput = {}): RankingOptions {
+export function resolveRankingOptions(
+  input: RankingOptionsInput = {},
+  language: QueryLanguage = 'en',
+): RankingOptions {
   const { vectorWeight: vw, textWeight: tw } = input;
-  const vectorWeight = vw ?? (tw === undefined ? DEFAULT_VECTOR_WEIGHT : 1 - tw);
-  const textWeight = tw ?? (vw === undefined ? DEFAULT_TEXT_WEIGHT : 1 - vw);
+  const fusion = input.fusion ?? DEFAULT_FUSION;
+  const defaultVector = fusion === 'MIN_MAX' ? SEED_VECTOR_WEIGHT : DEFAULT_VECTOR_WEIGHTS[language];
+  const vectorWeight = vw ?? (tw === undefined ? defaultVector : 1 - tw);
+  const textWeight = tw ?? (vw === undefined ? 1 - defaultVector : 1 - vw);
   const options: RankingOptions = {
     vectorWeight,
     textWeight,
+    fusion,
+    rrfK: input.rrfK ?? DEFAULT_RRF_K,
+    recency: input.recency ?? DEFAULT_RECENCY,
+    recencyWeight: input.recencyWeight ?? DEFAULT_RECENCY_WEIGHT,
+    timeWindowWeight: input.timeWindowWeight ?? DEFAULT_TIME_WINDOW_WEIGHT,
+    rerankWeight: input.rerankWeight ?? DEFAULT_RERANK_WEIGHT,
+    newerFirst: input.newerFirst ?? true,
+    newerFirstSimilarity: input.newerFirstSimilarity ?? DEFAULT_NEWER_FIRST_SIMILARITY,
+    newerFirstRelevance: input.newerFirstRelevance ?? DEFAULT_NEWER_FIRST_RELEVANCE,
     decayEnabled: input.decayEnabled ?? true,
     halfLifeDays: input.halfLifeDays ?? DEFAULT_HALF_LIFE_DAYS,
     mmrEnabled: input.mmrEnabled ?? true,
@@ -150,6 +245,21 @@ function validateOptions(o: RankingOptions): void {
     throw new RangeError(`halfLifeDays must be in (0, ${MAX_HALF_LIFE_DAYS}], got ${o.halfLifeDays}`);
   }
   if (!inUnit(o.mmrLambda)) throw new RangeError(`mmrLambda must be in [0, 1], got ${o.mmrLambda}`);
+  if (!inUnit(o.recencyWeight))
+    throw new RangeError(`recencyWeight must be in [0, 1], got ${o.recencyWeight}`);
+  if (!inUnit(o.timeWindowWeight)) {
+    throw new RangeError(`timeWindowWeight must be in [0, 1], got ${o.timeWindowWeight}`);
+  }
+  if (!inUnit(o.rerankWeight)) throw new RangeError(`rerankWeight must be in [0, 1], got ${o.rerankWeight}`);
+  if (!(o.newerFirstSimilarity >= -1 && o.newerFirstSimilarity <= 1)) {
+    throw new RangeError(`newerFirstSimilarity must be in [-1, 1], got ${o.newerFirstSimilarity}`);
+  }
+  if (!inUnit(o.newerFirstRelevance)) {
+    throw new RangeError(`newerFirstRelevance must be in [0, 1], got ${o.newerFirstRelevance}`);
+  }
+  if (!Number.isInteger(o.rrfK) || o.rrfK < 1 || o.rrfK > MAX_RRF_K) {
+    throw new RangeError(`rrfK must be an integer in [1, ${MAX_RRF_K}], got ${o.rrfK}`);
+  }
   if (!Number.isInteger(o.topK) || o.topK < 1 || o.topK > MAX_TOP_K) {
     throw new RangeError(`topK must be an integer in [1, ${MAX_TOP_K}], got ${o.topK}`);
   }
@@ -188,6 +298,39 @@ export function normalize(values: readonly (number | undefined)[]): number[] {
     // guards against an overflowing range with extreme inputs.
     return Math.min(1, Math.max(0, (v - min) / range));
   });
+}
+
+/**
+ * The SCORE fusion's normalization: min–max, except that when the candidate list was exhausted
+ * (every match is a candidate) the lower anchor is `min(floor, min)` — for BM25 and cosine the
+ * floor is 0, "nothing in common" — so that the weakest of a few matches is not pushed to 0 by
+ * construction. All defined values equal (including one) → 1; undefined → 0.
+ */
+export function normalizeAnchored(
+  values: readonly (number | undefined)[],
+  exhausted: boolean,
+  floor = 0,
+): number[] {
+  if (!exhausted) return normalize(values);
+  let min = Infinity;
+  let max = -Infinity;
+  for (const v of values) {
+    if (v === undefined) continue;
+    if (!Number.isFinite(v)) throw new RangeError(`signal values must be finite, got ${v}`);
+    if (v < min) min = v;
+    if (v > max) max = v;
+  }
+  const low = Math.min(floor, min);
+  return values.map((v) => {
+    if (v === undefined) return 0;
+    if (max === low) return 1;
+    return Math.min(1, Math.max(0, (v - low) / (max - low)));
+  });
+}
+
+/** Reciprocal-rank normalization `(k + 1) / (k + rank)`: 1 for the first, 0 without a rank. */
+export function reciprocalRank(rank: number | undefined, k: number): number {
+  return rank === undefined || rank < 1 ? 0 : (k + 1) / (k + rank);
 }
 
 /** Age in fractional days of an item at `now`, from `occurredAt` else `createdAt`; never negative. */
@@ -245,6 +388,46 @@ export interface Selection<T extends Selectable> {
   readonly maxSimilarity: number;
   readonly mmrPenalty: number;
   readonly mmrScore: number;
+  /** The id of the item it was taken before because it is the newer statement of its subject. */
+  readonly supersedes?: string | undefined;
+}
+
+/**
+ * Whether `newer` is to be placed before `older` (step 7): `newer(newer, older)` true. Unset: never.
+ * Must be a strict order (irreflexive, acyclic), as "later in time" is.
+ */
+export type NewerRule<T> = (newer: T, older: T) => boolean;
+
+/**
+ * The item to take instead of `chosen` (at index `index` of `pool`): while some other item of the
+ * pool is a newer statement of its subject, the best-scored such item, repeatedly. Returns the
+ * final index and the id of the item it was taken instead of, the last link of that chain
+ * (undefined when `chosen` stays).
+ */
+function newestOf<T extends Selectable>(
+  pool: readonly { item: T }[],
+  index: number,
+  rule: NewerRule<T> | undefined,
+): { index: number; supersedes?: string } {
+  if (rule === undefined) return { index };
+  let current = index;
+  let supersedes: string | undefined;
+  for (;;) {
+    const chosen = pool[current]?.item;
+    if (chosen === undefined) return { index: current };
+    let best = -1;
+    let incumbent: T | undefined;
+    pool.forEach(({ item }, i) => {
+      if (i === current || !rule(item, chosen)) return;
+      if (incumbent === undefined || byScoreThenId(item, incumbent) < 0) {
+        best = i;
+        incumbent = item;
+      }
+    });
+    if (best === -1) return supersedes === undefined ? { index: current } : { index: current, supersedes };
+    supersedes = chosen.id;
+    current = best;
+  }
 }
 
 /** Higher score first, then id ascending: the order without MMR and the MMR tie-breaker. */
@@ -253,12 +436,31 @@ function byScoreThenId(a: Selectable, b: Selectable): number {
   return compareIds(a.id, b.id);
 }
 
-/** Without MMR: the `topK` highest scores; penalty 0 and `mmrScore = score`. */
-export function topByScore<T extends Selectable>(items: readonly T[], topK: number): Selection<T>[] {
-  return [...items]
-    .sort(byScoreThenId)
-    .slice(0, topK)
-    .map((item) => ({ item, maxSimilarity: 0, mmrPenalty: 0, mmrScore: item.score }));
+/**
+ * Without MMR: the `topK` highest scores; penalty 0 and `mmrScore = score`. With `newer`, an item
+ * whose newer statement is still unselected gives its turn to it.
+ */
+export function topByScore<T extends Selectable>(
+  items: readonly T[],
+  topK: number,
+  newer?: NewerRule<T>,
+): Selection<T>[] {
+  const remaining = [...items].sort(byScoreThenId).map((item) => ({ item }));
+  const selected: Selection<T>[] = [];
+  while (selected.length < topK && remaining.length > 0) {
+    const { index, supersedes } = newestOf(remaining, 0, newer);
+    const [chosen] = remaining.splice(index, 1);
+    if (chosen === undefined) break;
+    const item = chosen.item;
+    selected.push({
+      item,
+      maxSimilarity: 0,
+      mmrPenalty: 0,
+      mmrScore: item.score,
+      ...(supersedes === undefined ? {} : { supersedes }),
+    });
+  }
+  return selected;
 }
 
 /**
@@ -267,7 +469,12 @@ export function topByScore<T extends Selectable>(items: readonly T[], topK: numb
  * items already picked (0 for the first pick), until `topK` are picked or none is left. Ties go to
  * the higher score, then to the smaller id.
  */
-export function mmr<T extends Selectable>(items: readonly T[], lambda: number, topK: number): Selection<T>[] {
+export function mmr<T extends Selectable>(
+  items: readonly T[],
+  lambda: number,
+  topK: number,
+  newer?: NewerRule<T>,
+): Selection<T>[] {
   const remaining = items.map((item) => ({ item, maxSim: 0 }));
   const selected: Selection<T>[] = [];
   while (selected.length < topK && remaining.length > 0) {
@@ -286,7 +493,8 @@ export function mmr<T extends Selectable>(items: readonly T[], lambda: number, t
         bestScore = value;
       }
     }
-    const [chosen] = remaining.splice(best, 1);
+    const replaced = newestOf(remaining, best, newer);
+    const [chosen] = remaining.splice(replaced.index, 1);
     if (chosen === undefined) break;
     const penalty = (1 - lambda) * chosen.maxSim;
     selected.push({
@@ -294,6 +502,7 @@ export function mmr<T extends Selectable>(items: readonly T[], lambda: number, t
       maxSimilarity: chosen.maxSim,
       mmrPenalty: penalty,
       mmrScore: lambda * chosen.item.score - penalty,
+      ...(replaced.supersedes === undefined ? {} : { supersedes: replaced.supersedes }),
     });
     // The similarity to the selected set is a max over a non-empty set from now on (it may be < 0).
     for (const r of remaining) {
@@ -309,34 +518,92 @@ interface Scored extends Selectable {
   readonly vectorNormalized: number;
   readonly textNormalized: number;
   readonly fused: number;
+  readonly timeWindowFactor: number;
+  readonly relevance: number;
   readonly ageDays: number;
   readonly decayFactor: number;
+  readonly recencyMultiplier: number;
+}
+
+function inWindow(t: number, window: NonNullable<RankingContext['window']>): boolean {
+  return (window.gte === undefined || t >= window.gte) && (window.lt === undefined || t < window.lt);
 }
 
 /**
- * Ranks the merged candidates of one search at the reference time `now` (epoch ms).
- * Throws a RangeError for invalid options, duplicate ids or non-finite signal values.
+ * Ranks the merged candidates of one search at the reference time `now` (epoch ms), for a query
+ * of `language` (its default weights). Throws a RangeError for invalid options, duplicate ids or
+ * non-finite signal values.
  */
 export function rank(
   candidates: readonly RankingCandidate[],
   input: RankingOptionsInput = {},
   now: number = Date.now(),
+  context: RankingContext = {},
+  language: QueryLanguage = 'en',
 ): RankingOutcome {
-  const options = resolveRankingOptions(input);
+  const requested = resolveRankingOptions(input, language);
   const ids = new Set<string>();
   for (const c of candidates) {
     if (ids.has(c.id)) throw new RangeError(`duplicate candidate id ${c.id}`);
     ids.add(c.id);
   }
 
-  const vectorNormalized = normalize(candidates.map((c) => c.dense));
-  const textNormalized = normalize(candidates.map((c) => c.text));
+  // A signal that no candidate has (no lexical match at all, say) gives its weight to the other,
+  // so that scores keep their scale (SCORE and RRF; the seed formula keeps its weights).
+  let options = requested;
+  if (requested.fusion !== 'MIN_MAX' && candidates.length > 0) {
+    const total = requested.vectorWeight + requested.textWeight;
+    const anyDense = candidates.some((c) => c.dense !== undefined);
+    const anyText = candidates.some((c) => c.text !== undefined);
+    if (!anyDense && anyText) options = { ...requested, vectorWeight: 0, textWeight: total };
+    if (!anyText && anyDense) options = { ...requested, vectorWeight: total, textWeight: 0 };
+  }
+
+  const dense = candidates.map((c) => c.dense);
+  const text = candidates.map((c) => c.text);
+  let vectorNormalized: number[];
+  let textNormalized: number[];
+  switch (options.fusion) {
+    case 'MIN_MAX':
+      vectorNormalized = normalize(dense);
+      textNormalized = normalize(text);
+      break;
+    case 'SCORE':
+      vectorNormalized = normalizeAnchored(dense, context.denseExhausted ?? false);
+      textNormalized = normalizeAnchored(text, context.textExhausted ?? false);
+      break;
+    case 'RRF':
+      for (const v of [...dense, ...text]) {
+        if (v !== undefined && !Number.isFinite(v))
+          throw new RangeError(`signal values must be finite, got ${v}`);
+      }
+      vectorNormalized = candidates.map((c) =>
+        c.dense === undefined ? 0 : reciprocalRank(c.denseRank, options.rrfK),
+      );
+      textNormalized = candidates.map((c) =>
+        c.text === undefined ? 0 : reciprocalRank(c.lexicalRank, options.rrfK),
+      );
+      break;
+  }
+  const window = context.window;
   const scored: Scored[] = candidates.map((candidate, i) => {
     const vn = vectorNormalized[i] ?? 0;
     const tn = textNormalized[i] ?? 0;
-    const fused = options.vectorWeight * vn + options.textWeight * tn;
+    let fused = options.vectorWeight * vn + options.textWeight * tn;
+    if (candidate.rerank !== undefined) {
+      fused = options.rerankWeight * candidate.rerank + (1 - options.rerankWeight) * fused;
+    }
+    const time = candidate.occurredAt ?? candidate.createdAt;
+    const windowFactor = window === undefined || inWindow(time, window) ? 1 : 1 - options.timeWindowWeight;
+    const relevance = fused * windowFactor;
     const age = ageDays(candidate, now);
     const decay = options.decayEnabled ? decayFactor(age, options.halfLifeDays) : 1;
+    let multiplier: number;
+    if (!options.decayEnabled) multiplier = 1;
+    else if (options.recency === 'MULTIPLICATIVE') multiplier = decay;
+    // A query about a given time is not a query about now: no recency within it.
+    else if (window !== undefined) multiplier = 1;
+    else multiplier = 1 - options.recencyWeight + options.recencyWeight * decay;
     return {
       id: candidate.id,
       vector: candidate.vector,
@@ -344,19 +611,44 @@ export function rank(
       vectorNormalized: vn,
       textNormalized: tn,
       fused,
+      timeWindowFactor: windowFactor,
+      relevance,
       ageDays: age,
       decayFactor: decay,
-      score: fused * decay,
+      recencyMultiplier: multiplier,
+      score: relevance * multiplier,
     };
   });
 
-  const kept = scored.filter((s) => s.score >= options.minScore);
+  const thresholded = (s: Scored) => (options.recency === 'MULTIPLICATIVE' ? s.score : s.relevance);
+  // With a reranker, only the candidates it scored can be results (the others ranked below them).
+  const reranked = candidates.some((c) => c.rerank !== undefined);
+  const eligible = reranked ? scored.filter((s) => s.candidate.rerank !== undefined) : scored;
+  const kept = eligible.filter((s) => thresholded(s) >= options.minScore);
+  // Newer statements first: of two items about the same subject (stored vectors at least
+  // `newerFirstSimilarity` alike) that are both relevant (the newer at least `newerFirstRelevance`
+  // of the older's relevance), the later one is taken first — when the query asks how things
+  // stand now, and not within a time it names.
+  const timeOf = (s: Scored) => s.candidate.occurredAt ?? s.candidate.createdAt;
+  const newer: NewerRule<Scored> | undefined =
+    options.newerFirst && window === undefined && (context.currentState ?? true)
+      ? (b, a) =>
+          timeOf(b) > timeOf(a) + NEWER_FIRST_MIN_GAP_MS &&
+          b.vector !== undefined &&
+          a.vector !== undefined &&
+          // Comparably relevant: by the fused relevance, or by the dense signal alone (a newer
+          // statement often shares fewer words with the question than the one it replaces).
+          (b.relevance >= options.newerFirstRelevance * a.relevance ||
+            (b.candidate.dense !== undefined &&
+              b.vectorNormalized >= options.newerFirstRelevance * a.vectorNormalized)) &&
+          cosine(a.vector, b.vector) >= options.newerFirstSimilarity
+      : undefined;
   const selection = options.mmrEnabled
-    ? mmr(kept, options.mmrLambda, options.topK)
-    : topByScore(kept, options.topK);
+    ? mmr(kept, options.mmrLambda, options.topK, newer)
+    : topByScore(kept, options.topK, newer);
 
   return {
-    results: selection.map(({ item, maxSimilarity, mmrPenalty, mmrScore }, i) => ({
+    results: selection.map(({ item, maxSimilarity, mmrPenalty, mmrScore, supersedes }, i) => ({
       id: item.id,
       rank: i + 1,
       score: item.score,
@@ -368,15 +660,20 @@ export function rank(
         textNormalized: item.textNormalized,
         lexicalRank: item.candidate.lexicalRank ?? 0,
         fused: item.fused,
+        rerankScore: item.candidate.rerank,
+        timeWindowFactor: item.timeWindowFactor,
+        relevance: item.relevance,
         ageDays: item.ageDays,
         decayFactor: item.decayFactor,
+        recencyMultiplier: item.recencyMultiplier,
         maxSimilarity,
+        supersedes,
         mmrPenalty,
         mmrScore,
         finalScore: item.score,
       },
     })),
-    minScoreDropped: scored.length - kept.length,
+    minScoreDropped: eligible.length - kept.length,
     options,
   };
 }

@@ -1,7 +1,18 @@
+import type { Embedder } from '@engram/embeddings';
 import type { CollectionSpec, VectorIndex, VectorStore } from '@engram/vector-index';
+import { INDEX_TEXT_VERSION } from '../domain/points.js';
 
 /** The alias every search and the indexer go through; Reindex repoints it atomically. */
 export const LIVE_ALIAS = 'engram';
+
+/**
+ * What a collection built with `embedder` records: the embedding model with the version of the
+ * index texts (`domain/points.ts`), so that either change makes the live index stale until a
+ * Reindex instead of mixing vectors or texts of two kinds in one collection.
+ */
+export function indexSpec(embedder: Pick<Embedder, 'model' | 'dimensions'>): CollectionSpec {
+  return { model: `${embedder.model}+text.v${INDEX_TEXT_VERSION}`, dimensions: embedder.dimensions };
+}
 
 /** `engram__<model>__d<dimensions>__g<generation>`: one collection per model and rebuild. */
 export function collectionName(spec: CollectionSpec, generation: number): string {

@@ -17,6 +17,7 @@ import {
   chunkDocument,
   firstReply,
   memoryDocument,
+  previousTurn,
   retryDelayMs,
   roundDocument,
   type IndexDocument,
@@ -281,13 +282,31 @@ export class Indexer {
           this.#sessions.getMessage(tenantId, sessionId, aggregateId),
         ]);
         if (session === undefined || user?.role !== 'USER') return remove;
-        const following = await this.#sessions.listMessages(
-          tenantId,
-          sessionId,
-          { fromSequence: user.sequence + 1 },
-          { pageSize: 50 },
-        );
-        return { kind: 'upsert', documents: [roundDocument(session, user, firstReply(following.items))] };
+        const [following, preceding] = await Promise.all([
+          this.#sessions.listMessages(
+            tenantId,
+            sessionId,
+            { fromSequence: user.sequence + 1 },
+            { pageSize: 50 },
+          ),
+          user.sequence <= 1
+            ? Promise.resolve({ items: [] })
+            : this.#sessions.listMessages(
+                tenantId,
+                sessionId,
+                {
+                  fromSequence: Math.max(1, user.sequence - PRECEDING_WINDOW),
+                  toSequence: user.sequence - 1,
+                },
+                { pageSize: PRECEDING_WINDOW },
+              ),
+        ]);
+        return {
+          kind: 'upsert',
+          documents: [
+            roundDocument(session, user, firstReply(following.items), previousTurn(preceding.items)),
+          ],
+        };
       }
       case 'SESSION':
         return { kind: 'deleteByFilter', filter: { tenantId, kinds: ['ROUND'], sessionIds: [aggregateId] } };
@@ -346,6 +365,8 @@ function describe(error: unknown): string {
 
 /** Chunks a DOCUMENT row embeds itself; more are handed back to the outbox as CHUNK rows. */
 const DIRECT_UPSERT_MAX = 64;
+/** How many messages before a round the indexer reads to find the turn it answers. */
+const PRECEDING_WINDOW = 8;
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {

@@ -2,7 +2,7 @@ import type { Embedder } from '@engram/embeddings';
 import type { Logger } from '@engram/runtime';
 import { OutboxRepository, scanSearchable, type Store } from '@engram/store';
 import type { VectorStore } from '@engram/vector-index';
-import { LIVE_ALIAS, collectionName, generationOf } from './collections.js';
+import { LIVE_ALIAS, collectionName, generationOf, indexSpec } from './collections.js';
 import { Indexer, replayChange, type Change } from './indexer.js';
 
 /** Progress of a rebuild, reported as it goes. */
@@ -40,7 +40,7 @@ export async function rebuildCollection(
   options: RebuildOptions = {},
 ): Promise<RebuildReport> {
   const batchSize = options.batchSize ?? 64;
-  const spec = { model: deps.embedder.model, dimensions: deps.embedder.dimensions };
+  const spec = indexSpec(deps.embedder);
   const previous = await deps.vectors.aliasTarget(LIVE_ALIAS);
   const generation = Math.max(0, ...(await deps.vectors.listCollections()).map(generationOf)) + 1;
   const collection = collectionName(spec, generation);

@@ -21,7 +21,7 @@ import {
   safeTimeZone,
   toLocal,
   type TimeMention,
-} from './dates.js';
+} from '@engram/lexical';
 import { goalOf } from './fact.js';
 import { candidate, statementsOf, userMessages, type Clause, type Statement } from './statements.js';
 import { isHedged, type Lang } from './text.js';

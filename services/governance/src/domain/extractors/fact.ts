@@ -12,7 +12,13 @@
  * ("I think", "maybe", "好像", "不太") lower the confidence. Namespaces and keys: `keys.ts`.
  */
 import type { Candidate, ExtractionInput, JsonValue } from '../candidate.js';
-import { findDuration, findTimeMentions, safeTimeZone, type Duration, type TimeReference } from './dates.js';
+import {
+  findDuration,
+  findTimeMentions,
+  safeTimeZone,
+  type Duration,
+  type TimeReference,
+} from '@engram/lexical';
 import { GOAL_KEY, NAMESPACE, allergyKey, itemKey, languageKey, relationKey } from './keys.js';
 import {
   EN_OCCUPATIONS,

@@ -10,7 +10,7 @@
  * Friday" counts: a family event is the user's to plan for; "He is flying on Friday" does not.
  */
 import type { Candidate, ExtractionInput } from '../candidate.js';
-import { describeMention, findTimeMentions, safeTimeZone, type TimeMention } from './dates.js';
+import { describeMention, findTimeMentions, safeTimeZone, type TimeMention } from '@engram/lexical';
 import { statesPast } from './event.js';
 import { goalOf } from './fact.js';
 import { candidate, statementsOf, userMessages, type Statement } from './statements.js';

@@ -22,7 +22,7 @@ export {
   type Duration,
   type Granularity,
   type TimeMention,
-} from './dates.js';
+} from '@engram/lexical';
 export { GOAL_KEY, NAMESPACE, allergyKey, itemKey, languageKey, relationKey } from './keys.js';
 export { detectLanguage, splitSentences, type Lang } from './text.js';
 

@@ -17,7 +17,7 @@
  * Precision = TP / (TP + FP), recall = TP / (TP + FN); with nothing to count the value is 1.
  */
 import type { Candidate, ExtractionInput, ExtractorName, JsonValue } from '../candidate.js';
-import { localDateString, safeTimeZone } from './dates.js';
+import { localDateString, safeTimeZone } from '@engram/lexical';
 import type { ExpectedCandidate, LabelledCase } from './labelled-sample.js';
 
 /** The MemCell a labelled case stands for; message ids are `<case>-m<index>`. */

@@ -7,7 +7,7 @@
 import type { ChatMessage } from '@engram/llm';
 import type { z } from 'zod';
 import type { ExtractionInput, ExtractorName } from '../candidate.js';
-import { safeTimeZone } from '../extractors/dates.js';
+import { safeTimeZone } from '@engram/lexical';
 import { conversationLanguage, type PromptLanguage } from './language.js';
 import { ANSWER_SCHEMA_NAMES, answerSchema, type ExtractionAnswer } from './schemas.js';
 import { PROMPT_VERSION, systemPrompt, userPrompt } from './templates.js';

@@ -6,7 +6,7 @@
  * messages within a character budget.
  */
 import type { SourceMessage } from '../candidate.js';
-import { offsetMinutes, safeTimeZone, toLocal } from '../extractors/dates.js';
+import { offsetMinutes, safeTimeZone, toLocal } from '@engram/lexical';
 import type { PromptLanguage } from './language.js';
 
 /** How much of a MemCell is shown; defaults in {@link DEFAULT_TRANSCRIPT_LIMITS}. */

@@ -51,8 +51,10 @@ export type SearchRequest = Message<"engram.retrieval.v1.SearchRequest"> & {
   filter?: SearchFilter | undefined;
 
   /**
-   * Ranking knobs. Unset: all defaults (0.7 · vector + 0.3 · text, 30-day half-life decay,
-   * MMR with λ = 0.7, 4 × `top_k` candidates per signal, no minimum score).
+   * Ranking knobs. Unset: all defaults (score fusion with weights by the query's language,
+   * bounded recency with a 30-day half-life, times named in the query preferred, the reranker
+   * when one is configured, MMR with λ = 0.7, 4 × `top_k` candidates per signal, no minimum
+   * score).
    *
    * @generated from field: engram.retrieval.v1.SearchOptions options = 4;
    */

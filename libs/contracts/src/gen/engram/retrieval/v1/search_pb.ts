@@ -25,7 +25,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file engram/retrieval/v1/search.proto.
  */
 export const file_engram_retrieval_v1_search: GenFile = /*@__PURE__*/
-  fileDesc("CiBlbmdyYW0vcmV0cmlldmFsL3YxL3NlYXJjaC5wcm90bxITZW5ncmFtLnJldHJpZXZhbC52MSLfAwoNU2VhcmNoT3B0aW9ucxIgCg12ZWN0b3Jfd2VpZ2h0GAEgASgBQgTiQQEBSACIAQESHgoLdGV4dF93ZWlnaHQYAiABKAFCBOJBAQFIAYgBARIgCg1kZWNheV9lbmFibGVkGAMgASgIQgTiQQEBSAKIAQESIQoOaGFsZl9saWZlX2RheXMYBCABKAFCBOJBAQFIA4gBARI4Cg5yZWZlcmVuY2VfdGltZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBOJBAQESHgoLbW1yX2VuYWJsZWQYBiABKAhCBOJBAQFIBIgBARIdCgptbXJfbGFtYmRhGAcgASgBQgTiQQEBSAWIAQESJQoSY2FuZGlkYXRlX211bHRpcGxlGAggASgFQgTiQQEBSAaIAQESHAoJbWluX3Njb3JlGAkgASgBQgTiQQEBSAeIAQFCEAoOX3ZlY3Rvcl93ZWlnaHRCDgoMX3RleHRfd2VpZ2h0QhAKDl9kZWNheV9lbmFibGVkQhEKD19oYWxmX2xpZmVfZGF5c0IOCgxfbW1yX2VuYWJsZWRCDQoLX21tcl9sYW1iZGFCFQoTX2NhbmRpZGF0ZV9tdWx0aXBsZUIMCgpfbWluX3Njb3JlIvsCCgxTZWFyY2hGaWx0ZXISLwoFa2luZHMYASADKA4yGi5lbmdyYW0uY29tbW9uLnYxLkl0ZW1LaW5kQgTiQQEBEjwKDG1lbW9yeV90eXBlcxgCIAMoDjIgLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLk1lbW9yeVR5cGVCBOJBAQESGAoKbmFtZXNwYWNlcxgDIAMoCUIE4kEBARIhCg5taW5fY29uZmlkZW5jZRgEIAEoAUIE4kEBAUgAiAEBEi0KBnNjb3BlcxgFIAMoDjIXLmVuZ3JhbS5jb21tb24udjEuU2NvcGVCBOJBAQESFQoHb3JnX2lkcxgGIAMoCUIE4kEBARIWCghzZXNzaW9ucxgHIAMoCUIE4kEBARIXCglkb2N1bWVudHMYCCADKAlCBOJBAQESNQoKb2NjdXJfdGltZRgJIAEoCzIbLmVuZ3JhbS5jb21tb24udjEuVGltZVJhbmdlQgTiQQEBQhEKD19taW5fY29uZmlkZW5jZSLgAQoFUm91bmQSFQoHc2Vzc2lvbhgBIAEoCUIE4kEBAxIaCgx1c2VyX21lc3NhZ2UYAiABKAlCBOJBAQMSHwoRYXNzaXN0YW50X21lc3NhZ2UYAyABKAlCBOJBAQMSHAoOZmlyc3Rfc2VxdWVuY2UYBCABKANCBOJBAQMSGwoNbGFzdF9zZXF1ZW5jZRgFIAEoA0IE4kEBAxISCgR0ZXh0GAYgASgJQgTiQQEDEjQKCm9jY3VyX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgTiQQEDIrEDCg5TY29yZUJyZWFrZG93bhIdCgp2ZWN0b3JfcmF3GAEgASgBQgTiQQEDSACIAQESHwoRdmVjdG9yX25vcm1hbGl6ZWQYAiABKAFCBOJBAQMSGAoKZGVuc2VfcmFuaxgDIAEoBUIE4kEBAxIbCgh0ZXh0X3JhdxgEIAEoAUIE4kEBA0gBiAEBEh0KD3RleHRfbm9ybWFsaXplZBgFIAEoAUIE4kEBAxIaCgxsZXhpY2FsX3JhbmsYBiABKAVCBOJBAQMSGwoNbWF0Y2hlZF90ZXJtcxgHIAMoCUIE4kEBAxITCgVmdXNlZBgKIAEoAUIE4kEBAxIWCghhZ2VfZGF5cxgLIAEoAUIE4kEBAxIaCgxkZWNheV9mYWN0b3IYDCABKAFCBOJBAQMSHAoObWF4X3NpbWlsYXJpdHkYFCABKAFCBOJBAQMSGQoLbW1yX3BlbmFsdHkYFSABKAFCBOJBAQMSFwoJbW1yX3Njb3JlGBYgASgBQgTiQQEDEhkKC2ZpbmFsX3Njb3JlGBcgASgBQgTiQQEDQg0KC192ZWN0b3JfcmF3QgsKCV90ZXh0X3JhdyKUAwoMU2VhcmNoUmVzdWx0Ei4KBGtpbmQYASABKA4yGi5lbmdyYW0uY29tbW9uLnYxLkl0ZW1LaW5kQgTiQQEDEhIKBG5hbWUYAiABKAlCBOJBAQMSNAoGbWVtb3J5GAMgASgLMhwuZW5ncmFtLmdvdmVybmFuY2UudjEuTWVtb3J5QgTiQQEDSAASMQoFY2h1bmsYBCABKAsyGi5lbmdyYW0uaW5nZXN0aW9uLnYxLkNodW5rQgTiQQEDSAASMQoFcm91bmQYBSABKAsyGi5lbmdyYW0ucmV0cmlldmFsLnYxLlJvdW5kQgTiQQEDSAASNQoIZG9jdW1lbnQYCSABKAsyHS5lbmdyYW0uaW5nZXN0aW9uLnYxLkRvY3VtZW50QgTiQQEDEhMKBXNjb3JlGAYgASgBQgTiQQEDEhIKBHJhbmsYByABKAVCBOJBAQMSPAoJYnJlYWtkb3duGAggASgLMiMuZW5ncmFtLnJldHJpZXZhbC52MS5TY29yZUJyZWFrZG93bkIE4kEBA0IGCgRpdGVtIvgECgtTZWFyY2hTdGF0cxIeChBkZW5zZV9jYW5kaWRhdGVzGAEgASgFQgTiQQEDEiAKEmxleGljYWxfY2FuZGlkYXRlcxgCIAEoBUIE4kEBAxIfChFtZXJnZWRfY2FuZGlkYXRlcxgDIAEoBUIE4kEBAxIbCg1kcmlmdF9kcm9wcGVkGAQgASgFQgTiQQEDEh8KEW1pbl9zY29yZV9kcm9wcGVkGAUgASgFQgTiQQEDEhYKCGRlZ3JhZGVkGAogASgIQgTiQQEDEkIKD2RlZ3JhZGVkX3JlYXNvbhgLIAEoDjIjLmVuZ3JhbS5yZXRyaWV2YWwudjEuRGVncmFkZWRSZWFzb25CBOJBAQMSHgoQZGVncmFkZWRfbWVzc2FnZRgMIAEoCUIE4kEBAxIdCg9lbWJlZGRpbmdfbW9kZWwYFCABKAlCBOJBAQMSIgoUZW1iZWRkaW5nX2RpbWVuc2lvbnMYFSABKAVCBOJBAQMSGgoMcXVlcnlfdG9rZW5zGBYgASgFQgTiQQEDEh0KD3F1ZXJ5X3RydW5jYXRlZBgXIAEoCEIE4kEBAxIZCgtxdWVyeV90ZXJtcxgYIAEoBUIE4kEBAxI+Cg1pbmRleF9iYWNrZW5kGB4gASgOMiEuZW5ncmFtLnJldHJpZXZhbC52MS5JbmRleEJhY2tlbmRCBOJBAQMSQQoPYXBwbGllZF9vcHRpb25zGB8gASgLMiIuZW5ncmFtLnJldHJpZXZhbC52MS5TZWFyY2hPcHRpb25zQgTiQQEDEjAKB2VsYXBzZWQYICABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb25CBOJBAQMqigEKDkRlZ3JhZGVkUmVhc29uEh8KG0RFR1JBREVEX1JFQVNPTl9VTlNQRUNJRklFRBAAEikKJURFR1JBREVEX1JFQVNPTl9FTUJFRERJTkdfVU5BVkFJTEFCTEUQARIsCihERUdSQURFRF9SRUFTT05fVkVDVE9SX0lOREVYX1VOQVZBSUxBQkxFEAJiBnByb3RvMw", [file_engram_common_v1_item_kind, file_engram_common_v1_scope, file_engram_common_v1_time_range, file_engram_governance_v1_memory, file_engram_ingestion_v1_document, file_engram_retrieval_v1_index, file_google_api_field_behavior, file_google_protobuf_duration, file_google_protobuf_timestamp]);
+  fileDesc("CiBlbmdyYW0vcmV0cmlldmFsL3YxL3NlYXJjaC5wcm90bxITZW5ncmFtLnJldHJpZXZhbC52MSLgCAoNU2VhcmNoT3B0aW9ucxIgCg12ZWN0b3Jfd2VpZ2h0GAEgASgBQgTiQQEBSACIAQESHgoLdGV4dF93ZWlnaHQYAiABKAFCBOJBAQFIAYgBARIgCg1kZWNheV9lbmFibGVkGAMgASgIQgTiQQEBSAKIAQESIQoOaGFsZl9saWZlX2RheXMYBCABKAFCBOJBAQFIA4gBARI4Cg5yZWZlcmVuY2VfdGltZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBOJBAQESHgoLbW1yX2VuYWJsZWQYBiABKAhCBOJBAQFIBIgBARIdCgptbXJfbGFtYmRhGAcgASgBQgTiQQEBSAWIAQESJQoSY2FuZGlkYXRlX211bHRpcGxlGAggASgFQgTiQQEBSAaIAQESHAoJbWluX3Njb3JlGAkgASgBQgTiQQEBSAeIAQESNgoGZnVzaW9uGAogASgOMhsuZW5ncmFtLnJldHJpZXZhbC52MS5GdXNpb25CBOJBAQFICIgBARIYCgVycmZfaxgLIAEoBUIE4kEBAUgJiAEBEjgKB3JlY2VuY3kYDCABKA4yHC5lbmdyYW0ucmV0cmlldmFsLnYxLlJlY2VuY3lCBOJBAQFICogBARIhCg5yZWNlbmN5X3dlaWdodBgNIAEoAUIE4kEBAUgLiAEBEiUKEnRpbWVfd2luZG93X3dlaWdodBgOIAEoAUIE4kEBAUgMiAEBEiEKDnJlcmFua19lbmFibGVkGA8gASgIQgTiQQEBSA2IAQESJAoRcmVyYW5rX2NhbmRpZGF0ZXMYECABKAVCBOJBAQFIDogBARIgCg1yZXJhbmtfd2VpZ2h0GBEgASgBQgTiQQEBSA+IAQESHgoLbmV3ZXJfZmlyc3QYEiABKAhCBOJBAQFIEIgBARIpChZuZXdlcl9maXJzdF9zaW1pbGFyaXR5GBMgASgBQgTiQQEBSBGIAQESKAoVbmV3ZXJfZmlyc3RfcmVsZXZhbmNlGBQgASgBQgTiQQEBSBKIAQFCEAoOX3ZlY3Rvcl93ZWlnaHRCDgoMX3RleHRfd2VpZ2h0QhAKDl9kZWNheV9lbmFibGVkQhEKD19oYWxmX2xpZmVfZGF5c0IOCgxfbW1yX2VuYWJsZWRCDQoLX21tcl9sYW1iZGFCFQoTX2NhbmRpZGF0ZV9tdWx0aXBsZUIMCgpfbWluX3Njb3JlQgkKB19mdXNpb25CCAoGX3JyZl9rQgoKCF9yZWNlbmN5QhEKD19yZWNlbmN5X3dlaWdodEIVChNfdGltZV93aW5kb3dfd2VpZ2h0QhEKD19yZXJhbmtfZW5hYmxlZEIUChJfcmVyYW5rX2NhbmRpZGF0ZXNCEAoOX3JlcmFua193ZWlnaHRCDgoMX25ld2VyX2ZpcnN0QhkKF19uZXdlcl9maXJzdF9zaW1pbGFyaXR5QhgKFl9uZXdlcl9maXJzdF9yZWxldmFuY2Ui+wIKDFNlYXJjaEZpbHRlchIvCgVraW5kcxgBIAMoDjIaLmVuZ3JhbS5jb21tb24udjEuSXRlbUtpbmRCBOJBAQESPAoMbWVtb3J5X3R5cGVzGAIgAygOMiAuZW5ncmFtLmdvdmVybmFuY2UudjEuTWVtb3J5VHlwZUIE4kEBARIYCgpuYW1lc3BhY2VzGAMgAygJQgTiQQEBEiEKDm1pbl9jb25maWRlbmNlGAQgASgBQgTiQQEBSACIAQESLQoGc2NvcGVzGAUgAygOMhcuZW5ncmFtLmNvbW1vbi52MS5TY29wZUIE4kEBARIVCgdvcmdfaWRzGAYgAygJQgTiQQEBEhYKCHNlc3Npb25zGAcgAygJQgTiQQEBEhcKCWRvY3VtZW50cxgIIAMoCUIE4kEBARI1CgpvY2N1cl90aW1lGAkgASgLMhsuZW5ncmFtLmNvbW1vbi52MS5UaW1lUmFuZ2VCBOJBAQFCEQoPX21pbl9jb25maWRlbmNlIuABCgVSb3VuZBIVCgdzZXNzaW9uGAEgASgJQgTiQQEDEhoKDHVzZXJfbWVzc2FnZRgCIAEoCUIE4kEBAxIfChFhc3Npc3RhbnRfbWVzc2FnZRgDIAEoCUIE4kEBAxIcCg5maXJzdF9zZXF1ZW5jZRgEIAEoA0IE4kEBAxIbCg1sYXN0X3NlcXVlbmNlGAUgASgDQgTiQQEDEhIKBHRleHQYBiABKAlCBOJBAQMSNAoKb2NjdXJfdGltZRgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBOJBAQMi2gQKDlNjb3JlQnJlYWtkb3duEh0KCnZlY3Rvcl9yYXcYASABKAFCBOJBAQNIAIgBARIfChF2ZWN0b3Jfbm9ybWFsaXplZBgCIAEoAUIE4kEBAxIYCgpkZW5zZV9yYW5rGAMgASgFQgTiQQEDEhsKCHRleHRfcmF3GAQgASgBQgTiQQEDSAGIAQESHQoPdGV4dF9ub3JtYWxpemVkGAUgASgBQgTiQQEDEhoKDGxleGljYWxfcmFuaxgGIAEoBUIE4kEBAxIbCg1tYXRjaGVkX3Rlcm1zGAcgAygJQgTiQQEDEhMKBWZ1c2VkGAogASgBQgTiQQEDEhYKCGFnZV9kYXlzGAsgASgBQgTiQQEDEhoKDGRlY2F5X2ZhY3RvchgMIAEoAUIE4kEBAxIfCgxyZXJhbmtfc2NvcmUYDSABKAFCBOJBAQNIAogBARIgChJ0aW1lX3dpbmRvd19mYWN0b3IYDiABKAFCBOJBAQMSFwoJcmVsZXZhbmNlGA8gASgBQgTiQQEDEiAKEnJlY2VuY3lfbXVsdGlwbGllchgQIAEoAUIE4kEBAxIcCg5tYXhfc2ltaWxhcml0eRgUIAEoAUIE4kEBAxIYCgpzdXBlcnNlZGVzGBggASgJQgTiQQEDEhkKC21tcl9wZW5hbHR5GBUgASgBQgTiQQEDEhcKCW1tcl9zY29yZRgWIAEoAUIE4kEBAxIZCgtmaW5hbF9zY29yZRgXIAEoAUIE4kEBA0INCgtfdmVjdG9yX3Jhd0ILCglfdGV4dF9yYXdCDwoNX3JlcmFua19zY29yZSKUAwoMU2VhcmNoUmVzdWx0Ei4KBGtpbmQYASABKA4yGi5lbmdyYW0uY29tbW9uLnYxLkl0ZW1LaW5kQgTiQQEDEhIKBG5hbWUYAiABKAlCBOJBAQMSNAoGbWVtb3J5GAMgASgLMhwuZW5ncmFtLmdvdmVybmFuY2UudjEuTWVtb3J5QgTiQQEDSAASMQoFY2h1bmsYBCABKAsyGi5lbmdyYW0uaW5nZXN0aW9uLnYxLkNodW5rQgTiQQEDSAASMQoFcm91bmQYBSABKAsyGi5lbmdyYW0ucmV0cmlldmFsLnYxLlJvdW5kQgTiQQEDSAASNQoIZG9jdW1lbnQYCSABKAsyHS5lbmdyYW0uaW5nZXN0aW9uLnYxLkRvY3VtZW50QgTiQQEDEhMKBXNjb3JlGAYgASgBQgTiQQEDEhIKBHJhbmsYByABKAVCBOJBAQMSPAoJYnJlYWtkb3duGAggASgLMiMuZW5ncmFtLnJldHJpZXZhbC52MS5TY29yZUJyZWFrZG93bkIE4kEBA0IGCgRpdGVtIpoHCgtTZWFyY2hTdGF0cxIeChBkZW5zZV9jYW5kaWRhdGVzGAEgASgFQgTiQQEDEiAKEmxleGljYWxfY2FuZGlkYXRlcxgCIAEoBUIE4kEBAxIfChFtZXJnZWRfY2FuZGlkYXRlcxgDIAEoBUIE4kEBAxIbCg1kcmlmdF9kcm9wcGVkGAQgASgFQgTiQQEDEh8KEW1pbl9zY29yZV9kcm9wcGVkGAUgASgFQgTiQQEDEhYKCGRlZ3JhZGVkGAogASgIQgTiQQEDEkIKD2RlZ3JhZGVkX3JlYXNvbhgLIAEoDjIjLmVuZ3JhbS5yZXRyaWV2YWwudjEuRGVncmFkZWRSZWFzb25CBOJBAQMSHgoQZGVncmFkZWRfbWVzc2FnZRgMIAEoCUIE4kEBAxIdCg9lbWJlZGRpbmdfbW9kZWwYFCABKAlCBOJBAQMSIgoUZW1iZWRkaW5nX2RpbWVuc2lvbnMYFSABKAVCBOJBAQMSGgoMcXVlcnlfdG9rZW5zGBYgASgFQgTiQQEDEh0KD3F1ZXJ5X3RydW5jYXRlZBgXIAEoCEIE4kEBAxIZCgtxdWVyeV90ZXJtcxgYIAEoBUIE4kEBAxIcCg5xdWVyeV9sYW5ndWFnZRgZIAEoCUIE4kEBAxI8ChFxdWVyeV90aW1lX3dpbmRvdxgaIAEoCzIbLmVuZ3JhbS5jb21tb24udjEuVGltZVJhbmdlQgTiQQEDEiQKFnF1ZXJ5X3RpbWVfZXhwcmVzc2lvbnMYGyADKAlCBOJBAQMSJgoYcXVlcnlfYXNrc19jdXJyZW50X3N0YXRlGBwgASgIQgTiQQEDEj4KDWluZGV4X2JhY2tlbmQYHiABKA4yIS5lbmdyYW0ucmV0cmlldmFsLnYxLkluZGV4QmFja2VuZEIE4kEBAxJBCg9hcHBsaWVkX29wdGlvbnMYHyABKAsyIi5lbmdyYW0ucmV0cmlldmFsLnYxLlNlYXJjaE9wdGlvbnNCBOJBAQMSMAoHZWxhcHNlZBggIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkIE4kEBAxIaCgxyZXJhbmtfbW9kZWwYKCABKAlCBOJBAQMSIQoTcmVyYW5rZWRfY2FuZGlkYXRlcxgpIAEoBUIE4kEBAxI3Cg5yZXJhbmtfZWxhcHNlZBgqIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkIE4kEBAypWCgZGdXNpb24SFgoSRlVTSU9OX1VOU1BFQ0lGSUVEEAASEAoMRlVTSU9OX1NDT1JFEAESEgoORlVTSU9OX01JTl9NQVgQAhIOCgpGVVNJT05fUlJGEAMqUwoHUmVjZW5jeRIXChNSRUNFTkNZX1VOU1BFQ0lGSUVEEAASEwoPUkVDRU5DWV9CT1VOREVEEAESGgoWUkVDRU5DWV9NVUxUSVBMSUNBVElWRRACKooBCg5EZWdyYWRlZFJlYXNvbhIfChtERUdSQURFRF9SRUFTT05fVU5TUEVDSUZJRUQQABIpCiVERUdSQURFRF9SRUFTT05fRU1CRURESU5HX1VOQVZBSUxBQkxFEAESLAooREVHUkFERURfUkVBU09OX1ZFQ1RPUl9JTkRFWF9VTkFWQUlMQUJMRRACYgZwcm90bzM", [file_engram_common_v1_item_kind, file_engram_common_v1_scope, file_engram_common_v1_time_range, file_engram_governance_v1_memory, file_engram_ingestion_v1_document, file_engram_retrieval_v1_index, file_google_api_field_behavior, file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * Ranking knobs of a hybrid search. Every field is optional; an unset field takes the default
@@ -47,43 +47,62 @@ export const file_engram_retrieval_v1_search: GenFile = /*@__PURE__*/
  *    truth; a candidate whose row is gone, no longer ACTIVE (or READY), expired, or no longer
  *    visible to the caller is dropped (counted in `SearchStats.drift_dropped`). Results always
  *    show the item as it is now, never a stale copy from the index.
- * 2. Normalization, per signal, over the remaining candidates that have that signal:
- *    `norm = (raw − min) / (max − min)`; when `max == min` (including a single candidate) every
- *    candidate having the signal gets 1. A candidate missing a signal gets 0 for it.
+ * 2. Normalization, per signal, over the remaining candidates that have that signal, by `fusion`
+ *    (see `Fusion`; the default is FUSION_SCORE). A candidate missing a signal gets 0 for it;
+ *    when all candidates having a signal have the same value, each of them gets 1.
  * 3. Fusion: `fused = vector_weight · vector_normalized + text_weight · text_normalized`.
  *    In a degraded answer (see `SearchStats.degraded`) the dense signal is missing for every
  *    candidate, and the weights are applied as `vector_weight = 0` and
  *    `text_weight = vector_weight + text_weight`, so that scores keep their scale and thresholds
  *    keep their meaning; `SearchStats.applied_options` shows the weights actually used.
- * 4. Time decay: `age_days = max(0, (reference_time − t) / 86 400 s)` as a fractional number of
- *    days, where `t` is the item's `occur_time` if it has one, else its `create_time`;
- *    `decay_factor = exp(−ln 2 / half_life_days · age_days)` (1 when `decay_enabled` is false);
- *    `score = fused · decay_factor`. This `score` is the result's final score.
- * 5. Threshold: candidates with `score < min_score` are dropped.
- * 6. Selection. With MMR enabled, greedily repeat until `top_k` items are chosen or none is left:
+ *    With a reranker (see `rerank_enabled`), the best `rerank_candidates` candidates by
+ *    relevance (steps 2–4 without it) are scored by it (`rerank_score` in [0, 1]), the others
+ *    are dropped, and `fused = rerank_weight · rerank_score + (1 − rerank_weight) · fused`.
+ * 4. Time window: when the query names a time ("last May", "in 2023", "上周六"; see
+ *    `SearchStats.query_time_window`), `time_window_factor` is 1 for an item whose time lies in
+ *    it and `1 − time_window_weight` otherwise (1 for every item when the query names none);
+ *    `relevance = fused · time_window_factor`. An item's time is its `occur_time` if it has one,
+ *    else its `create_time`.
+ * 5. Recency: `age_days = max(0, (reference_time − t) / 86 400 s)` as a fractional number of
+ *    days, for the same time `t`; `decay_factor = exp(−ln 2 / half_life_days · age_days)`;
+ *    `recency_multiplier` by `recency` (see `Recency`; 1 when `decay_enabled` is false);
+ *    `score = relevance · recency_multiplier`. This `score` is the result's final score.
+ * 6. Threshold: candidates with `relevance < min_score` (RECENCY_BOUNDED) or `score < min_score`
+ *    (RECENCY_MULTIPLICATIVE) are dropped.
+ * 7. Selection. With MMR enabled, greedily repeat until `top_k` items are chosen or none is left:
  *    pick the candidate maximizing `mmr_score = mmr_lambda · score − (1 − mmr_lambda) · max_sim`,
  *    where `max_sim` is the largest cosine similarity between the candidate's stored dense
  *    vector and the dense vectors of the items already chosen (0 for the first pick). Without
  *    MMR, take the `top_k` highest scores. Ties are broken by higher `score`, then by the item's
- *    resource name in ascending byte order, so equal inputs give equal outputs.
- *    Results are returned in selection order, so with MMR `score` need not decrease with rank.
+ *    resource name in ascending byte order, so equal inputs give equal outputs. With
+ *    `newer_first`, when the picked candidate has a newer statement of the same subject among
+ *    the candidates left, the best-scored such statement is taken instead (repeatedly), and the
+ *    picked one stays for a later pick (`ScoreBreakdown.supersedes`).
+ *    Results are returned in selection order, so with MMR or `newer_first` `score` need not
+ *    decrease with rank.
+ *
+ * The seed's formula (blueprint §5) is `fusion = FUSION_MIN_MAX`, `recency =
+ * RECENCY_MULTIPLICATIVE`, `time_window_weight = 0` and no reranker (decision 0022).
  *
  * @generated from message engram.retrieval.v1.SearchOptions
  */
 export type SearchOptions = Message<"engram.retrieval.v1.SearchOptions"> & {
   /**
-   * Weight of the dense (vector) signal in the fusion. Range [0, 1]. Default 0.7; when only
-   * `text_weight` is set, the default is `1 − text_weight`. 0 disables the dense signal: no query
-   * embedding is computed and no dense candidates are fetched (pure lexical search; MMR still uses
-   * the candidates' stored vectors). `vector_weight` and `text_weight` may not both be 0.
-   * The two weights need not sum to 1; if they do not, scores are not bounded by 1.
+   * Weight of the dense (vector) signal in the fusion. Range [0, 1]. Default by the query's
+   * language (`SearchStats.query_language`): 0.6 for Chinese, 0.3 otherwise (0.7 whatever the
+   * language with FUSION_MIN_MAX); when only `text_weight` is set, the default is
+   * `1 − text_weight`. 0 disables the dense signal: no query embedding is computed and no dense
+   * candidates are fetched (pure lexical search; MMR still uses the candidates' stored vectors).
+   * `vector_weight` and `text_weight` may not both be 0. The two weights need not sum to 1; if
+   * they do not, scores are not bounded by 1.
    *
    * @generated from field: optional double vector_weight = 1;
    */
   vectorWeight?: number | undefined;
 
   /**
-   * Weight of the lexical (BM25) signal in the fusion. Range [0, 1]. Default 0.3; when only
+   * Weight of the lexical (BM25) signal in the fusion. Range [0, 1]. Default `1 −` the default
+   * `vector_weight` (0.4 for Chinese queries, 0.7 otherwise; 0.3 with FUSION_MIN_MAX); when only
    * `vector_weight` is set, the default is `1 − vector_weight`. 0 disables the lexical signal
    * (pure dense search).
    *
@@ -92,31 +111,32 @@ export type SearchOptions = Message<"engram.retrieval.v1.SearchOptions"> & {
   textWeight?: number | undefined;
 
   /**
-   * Whether to apply the time decay of step 4. Default true.
+   * Whether to apply recency (step 5). Default true.
    *
    * @generated from field: optional bool decay_enabled = 3;
    */
   decayEnabled?: boolean | undefined;
 
   /**
-   * Half-life of the time decay, in days (fractional allowed): an item this old counts half.
-   * Must be > 0 and ≤ 36 500. Default 30. Ignored when `decay_enabled` is false.
+   * Half-life of the decay factor, in days (fractional allowed): an item this old has
+   * `decay_factor` ½. Must be > 0 and ≤ 36 500. Default 30. Ignored when `decay_enabled` is false.
    *
    * @generated from field: optional double half_life_days = 4;
    */
   halfLifeDays?: number | undefined;
 
   /**
-   * The "now" that ages are measured from. Default: the server's clock when the request arrives.
-   * Set it to make scores reproducible (e.g. in tests or when replaying a turn). It affects only
-   * the decay; visibility, status and expiry are always evaluated at the real current time.
+   * The "now" that ages are measured from, and that relative dates in the query ("last week")
+   * are resolved against. Default: the server's clock when the request arrives. Set it to make
+   * scores reproducible (e.g. in tests or when replaying a turn). It affects only the ranking;
+   * visibility, status and expiry are always evaluated at the real current time.
    *
    * @generated from field: google.protobuf.Timestamp reference_time = 5;
    */
   referenceTime?: Timestamp | undefined;
 
   /**
-   * Whether to diversify the results with maximal marginal relevance (step 6). Default true.
+   * Whether to diversify the results with maximal marginal relevance (step 7). Default true.
    *
    * @generated from field: optional bool mmr_enabled = 6;
    */
@@ -140,12 +160,103 @@ export type SearchOptions = Message<"engram.retrieval.v1.SearchOptions"> & {
   candidateMultiple?: number | undefined;
 
   /**
-   * Minimum final `score` a result must reach (step 5). Must be finite and ≥ 0. Default 0 (keep
-   * every candidate). Fewer than `top_k` results may then come back.
+   * Minimum relevance a result must reach (step 6): compared with `relevance` under
+   * RECENCY_BOUNDED (so age never drops an item below it), with the final `score` under
+   * RECENCY_MULTIPLICATIVE. Must be finite and ≥ 0. Default 0 (keep every candidate). Fewer than
+   * `top_k` results may then come back.
    *
    * @generated from field: optional double min_score = 9;
    */
   minScore?: number | undefined;
+
+  /**
+   * How the signals are normalized and combined (steps 2 and 3). Default FUSION_SCORE.
+   *
+   * @generated from field: optional engram.retrieval.v1.Fusion fusion = 10;
+   */
+  fusion?: Fusion | undefined;
+
+  /**
+   * The `k` of FUSION_RRF: integer in [1, 1000]. Default 60. Ignored by the other fusions.
+   *
+   * @generated from field: optional int32 rrf_k = 11;
+   */
+  rrfK?: number | undefined;
+
+  /**
+   * How age enters the score (step 5). Default RECENCY_BOUNDED.
+   *
+   * @generated from field: optional engram.retrieval.v1.Recency recency = 12;
+   */
+  recency?: Recency | undefined;
+
+  /**
+   * RECENCY_BOUNDED: the largest share of an item's relevance that age can take away, in [0, 1].
+   * Default 0.1 (a relevant memory of any age keeps at least 90 % of its relevance). Ignored by
+   * RECENCY_MULTIPLICATIVE.
+   *
+   * @generated from field: optional double recency_weight = 13;
+   */
+  recencyWeight?: number | undefined;
+
+  /**
+   * How much of its relevance an item outside the time the query names loses (step 4), in
+   * [0, 1]. Default 0.3. 0 ignores times named in the query.
+   *
+   * @generated from field: optional double time_window_weight = 14;
+   */
+  timeWindowWeight?: number | undefined;
+
+  /**
+   * Whether to rerank the best candidates with the configured reranker (step 3). Default true
+   * when the server has a reranker (`SearchStats.rerank_model` is then set), ignored otherwise.
+   *
+   * @generated from field: optional bool rerank_enabled = 15;
+   */
+  rerankEnabled?: boolean | undefined;
+
+  /**
+   * How many candidates (the best by `fused`) the reranker scores: integer in [1, 100]; at least
+   * `top_k` are always scored. Default `3 × top_k`, at most 100.
+   *
+   * @generated from field: optional int32 rerank_candidates = 16;
+   */
+  rerankCandidates?: number | undefined;
+
+  /**
+   * The reranker's share of the fused relevance, in [0, 1]. Default 0.7.
+   *
+   * @generated from field: optional double rerank_weight = 17;
+   */
+  rerankWeight?: number | undefined;
+
+  /**
+   * Newer statements first (step 7): whether, of two candidates about the same subject, the
+   * later one is taken before the earlier one. Default true. Two candidates are about the same
+   * subject when the cosine similarity of their stored dense vectors is at least
+   * `newer_first_similarity`, the later one happened more than 60 s after the earlier one, and
+   * its relevance is at least `newer_first_relevance` times the earlier one's. Applied only when
+   * the query asks how something stands now (`SearchStats.query_asks_current_state`), never when
+   * it names a time. The earlier statement is not dropped: it follows the newer one (MMR
+   * may then push it further down, as a near-duplicate).
+   *
+   * @generated from field: optional bool newer_first = 18;
+   */
+  newerFirst?: boolean | undefined;
+
+  /**
+   * See `newer_first`. Range [−1, 1]. Default 0.6 (tuned for the default bilingual embedder).
+   *
+   * @generated from field: optional double newer_first_similarity = 19;
+   */
+  newerFirstSimilarity?: number | undefined;
+
+  /**
+   * See `newer_first`. Range [0, 1]. Default 0.5.
+   *
+   * @generated from field: optional double newer_first_relevance = 20;
+   */
+  newerFirstRelevance?: number | undefined;
 };
 
 /**
@@ -312,10 +423,13 @@ export type Round = Message<"engram.retrieval.v1.Round"> & {
   lastSequence: bigint;
 
   /**
-   * The indexed text: the user message content, then — if answered — two newlines (`\n\n`) and
+   * The round's text: the user message content, then — if answered — two newlines (`\n\n`) and
    * the assistant message content. Up to 64,002 characters (two messages of at most 32,000).
-   * The dense vector is computed from the beginning of it within the embedding model's input
-   * limit; the lexical signal covers all of it. Output only.
+   * What the index embeds and tokenizes is richer: the day of `occur_time` (in the session's
+   * time zone), the turn before the user message when there is one (so a short reply carries
+   * its question), and each line led by who said it (the participant name, else the role). The
+   * dense vector is computed from the beginning of that within the embedding model's input limit;
+   * the lexical signal covers all of it. Output only.
    *
    * @generated from field: string text = 6;
    */
@@ -403,7 +517,8 @@ export type ScoreBreakdown = Message<"engram.retrieval.v1.ScoreBreakdown"> & {
   matchedTerms: string[];
 
   /**
-   * `vector_weight · vector_normalized + text_weight · text_normalized`. Output only.
+   * `vector_weight · vector_normalized + text_weight · text_normalized`, with the reranker's
+   * share when `rerank_score` is set (step 3). Output only.
    *
    * @generated from field: double fused = 10;
    */
@@ -425,6 +540,39 @@ export type ScoreBreakdown = Message<"engram.retrieval.v1.ScoreBreakdown"> & {
   decayFactor: number;
 
   /**
+   * The reranker's relevance for the item, in [0, 1]; unset when no reranker scored it.
+   * Output only.
+   *
+   * @generated from field: optional double rerank_score = 13;
+   */
+  rerankScore?: number | undefined;
+
+  /**
+   * 1 when the item's time lies in the time the query names (or the query names none),
+   * `1 − time_window_weight` otherwise (step 4). Output only.
+   *
+   * @generated from field: double time_window_factor = 14;
+   */
+  timeWindowFactor: number;
+
+  /**
+   * `fused · time_window_factor` (step 4): what `min_score` applies to under RECENCY_BOUNDED.
+   * Output only.
+   *
+   * @generated from field: double relevance = 15;
+   */
+  relevance: number;
+
+  /**
+   * What the relevance is multiplied by for age (step 5): `1 − recency_weight + recency_weight ·
+   * decay_factor` (RECENCY_BOUNDED; 1 when the query names a time), `decay_factor`
+   * (RECENCY_MULTIPLICATIVE), 1 when decay is disabled. Output only.
+   *
+   * @generated from field: double recency_multiplier = 16;
+   */
+  recencyMultiplier: number;
+
+  /**
    * Largest cosine similarity between this item's dense vector and those of the results ranked
    * before it, at the moment it was selected; 0 for the first result, when MMR is disabled, or
    * when dense vectors were unavailable. Output only.
@@ -432,6 +580,14 @@ export type ScoreBreakdown = Message<"engram.retrieval.v1.ScoreBreakdown"> & {
    * @generated from field: double max_similarity = 20;
    */
   maxSimilarity: number;
+
+  /**
+   * The older candidate (its resource name) that this item was taken before, as the newer
+   * statement of the same subject (`SearchOptions.newer_first`); empty otherwise. Output only.
+   *
+   * @generated from field: string supersedes = 24;
+   */
+  supersedes: string;
 
   /**
    * `(1 − mmr_lambda) · max_similarity`, the diversity penalty subtracted in the MMR objective;
@@ -450,8 +606,7 @@ export type ScoreBreakdown = Message<"engram.retrieval.v1.ScoreBreakdown"> & {
   mmrScore: number;
 
   /**
-   * `fused · decay_factor`, equal to `SearchResult.score`: the relevance that `min_score`
-   * applies to. Output only.
+   * `relevance · recency_multiplier`, equal to `SearchResult.score`. Output only.
    *
    * @generated from field: double final_score = 23;
    */
@@ -528,7 +683,7 @@ export type SearchResult = Message<"engram.retrieval.v1.SearchResult"> & {
   document?: Document | undefined;
 
   /**
-   * Final relevance score, `fused · decay_factor` (see SearchOptions). In [0, 1] when the two
+   * Final score, `relevance · recency_multiplier` (see SearchOptions). In [0, 1] when the two
    * weights sum to at most 1. Output only.
    *
    * @generated from field: double score = 6;
@@ -671,6 +826,41 @@ export type SearchStats = Message<"engram.retrieval.v1.SearchStats"> & {
   queryTerms: number;
 
   /**
+   * The query's language as the ranking saw it: `zh` when it has at least as many CJK
+   * characters as Latin words, else `en`. It picks the default weights and, with the bilingual
+   * local embedder, how much each of its two models counts. Output only.
+   *
+   * @generated from field: string query_language = 25;
+   */
+  queryLanguage: string;
+
+  /**
+   * The time the query names, resolved against `reference_time` (UTC; "last May" is the whole
+   * month, "in 2023" the year); unset when it names none or `time_window_weight` is 0. When
+   * several are named, the span from the earliest start to the latest end. Output only.
+   *
+   * @generated from field: engram.common.v1.TimeRange query_time_window = 26;
+   */
+  queryTimeWindow?: TimeRange | undefined;
+
+  /**
+   * The matched text of the time expressions found in the query, in order. Output only.
+   *
+   * @generated from field: repeated string query_time_expressions = 27;
+   */
+  queryTimeExpressions: string[];
+
+  /**
+   * Whether the query asks how something stands now, by rules in English and Chinese: a
+   * question without a past marker ("did", "was", "ago", "remember"; 了, 过, 以前, 记得), in
+   * English with a present-tense one ("is", "do", "now"). "Where do I live?" does, "When did we
+   * move?" and "I'm happy today" do not. Only then is `newer_first` applied. Output only.
+   *
+   * @generated from field: bool query_asks_current_state = 28;
+   */
+  queryAsksCurrentState: boolean;
+
+  /**
    * Index implementation that answered. Output only.
    *
    * @generated from field: engram.retrieval.v1.IndexBackend index_backend = 30;
@@ -691,6 +881,28 @@ export type SearchStats = Message<"engram.retrieval.v1.SearchStats"> & {
    * @generated from field: google.protobuf.Duration elapsed = 32;
    */
   elapsed?: Duration | undefined;
+
+  /**
+   * The reranker that scored candidates (e.g. `http:bge-reranker-base` or `onnx:<model>`);
+   * empty when none is configured or `rerank_enabled` was false. Output only.
+   *
+   * @generated from field: string rerank_model = 40;
+   */
+  rerankModel: string;
+
+  /**
+   * Candidates the reranker scored. Output only.
+   *
+   * @generated from field: int32 reranked_candidates = 41;
+   */
+  rerankedCandidates: number;
+
+  /**
+   * Time spent in the reranker. Output only.
+   *
+   * @generated from field: google.protobuf.Duration rerank_elapsed = 42;
+   */
+  rerankElapsed?: Duration | undefined;
 };
 
 /**
@@ -699,6 +911,95 @@ export type SearchStats = Message<"engram.retrieval.v1.SearchStats"> & {
  */
 export const SearchStatsSchema: GenMessage<SearchStats> = /*@__PURE__*/
   messageDesc(file_engram_retrieval_v1_search, 5);
+
+/**
+ * How the dense and lexical signals are combined (steps 2 and 3 of `SearchOptions`).
+ *
+ * @generated from enum engram.retrieval.v1.Fusion
+ */
+export enum Fusion {
+  /**
+   * Unset: FUSION_SCORE.
+   *
+   * @generated from enum value: FUSION_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Weighted sum of normalized scores, each signal min–max normalized over its candidates,
+   * except that a signal whose candidate list was exhausted (the index returned fewer points than
+   * asked for, so every match is a candidate) is normalized from 0 instead of from its weakest
+   * candidate: `norm = (raw − min(0, min)) / (max − min(0, min))`. A signal that no candidate has
+   * (no lexical match at all, or no dense candidates) gives its weight to the other signal. The
+   * default.
+   *
+   * @generated from enum value: FUSION_SCORE = 1;
+   */
+  SCORE = 1,
+
+  /**
+   * The seed's fusion (blueprint §5): plain min–max over the candidates having the signal,
+   * `norm = (raw − min) / (max − min)`, weights as given, default weights 0.7 / 0.3 whatever the
+   * query's language.
+   *
+   * @generated from enum value: FUSION_MIN_MAX = 2;
+   */
+  MIN_MAX = 2,
+
+  /**
+   * Reciprocal-rank fusion: `norm = (rrf_k + 1) / (rrf_k + rank)` for the item's 1-based rank
+   * in that signal's candidate list (so the first gets 1), 0 when absent. A signal that no
+   * candidate has gives its weight to the other.
+   *
+   * @generated from enum value: FUSION_RRF = 3;
+   */
+  RRF = 3,
+}
+
+/**
+ * Describes the enum engram.retrieval.v1.Fusion.
+ */
+export const FusionSchema: GenEnum<Fusion> = /*@__PURE__*/
+  enumDesc(file_engram_retrieval_v1_search, 0);
+
+/**
+ * How age enters the score (step 5 of `SearchOptions`).
+ *
+ * @generated from enum engram.retrieval.v1.Recency
+ */
+export enum Recency {
+  /**
+   * Unset: RECENCY_BOUNDED.
+   *
+   * @generated from enum value: RECENCY_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Age can take at most `recency_weight` of an item's relevance away:
+   * `score = relevance · (1 − recency_weight + recency_weight · decay_factor)`. Newer wins near
+   * ties (and between a statement and the one that replaced it); an old relevant item is never
+   * buried under new noise. No recency when the query names a time (see `time_window_weight`).
+   * `min_score` applies to the relevance. The default.
+   *
+   * @generated from enum value: RECENCY_BOUNDED = 1;
+   */
+  BOUNDED = 1,
+
+  /**
+   * The seed's decay (blueprint §5): `score = relevance · decay_factor`, so an item loses half its
+   * score every `half_life_days`; `min_score` applies to the decayed score.
+   *
+   * @generated from enum value: RECENCY_MULTIPLICATIVE = 2;
+   */
+  MULTIPLICATIVE = 2,
+}
+
+/**
+ * Describes the enum engram.retrieval.v1.Recency.
+ */
+export const RecencySchema: GenEnum<Recency> = /*@__PURE__*/
+  enumDesc(file_engram_retrieval_v1_search, 1);
 
 /**
  * Why a search answered with less than both signals.
@@ -734,5 +1035,5 @@ export enum DegradedReason {
  * Describes the enum engram.retrieval.v1.DegradedReason.
  */
 export const DegradedReasonSchema: GenEnum<DegradedReason> = /*@__PURE__*/
-  enumDesc(file_engram_retrieval_v1_search, 0);
+  enumDesc(file_engram_retrieval_v1_search, 2);
 

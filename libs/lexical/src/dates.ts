@@ -9,7 +9,7 @@
  * starts at 15:00 local time.
  */
 import * as chrono from 'chrono-node';
-import type { Lang } from './text.js';
+import type { Lang } from './sentences.js';
 
 /** How precise a mention is. */
 export type Granularity = 'minute' | 'day' | 'weekend' | 'week' | 'month' | 'year';

