@@ -67,6 +67,7 @@ message OperatorSetIdProto { string domain = 1; int64 version = 2; }
 `;
 
 const FLOAT = 1;
+const INT8 = 3;
 const INT64 = 7;
 const ATTR = { FLOAT: 1, INT: 2, INTS: 7 };
 
@@ -132,10 +133,13 @@ function transpose({ shape: [rows, cols], data }) {
  * Builds the ONNX model bytes from the safetensors buffer and the BERT `config.json` object.
  * `head: 'sequence-classification'` adds BertForSequenceClassification's head (pooler: dense and
  * tanh over [CLS], then `classifier`) with output `logits` [batch, labels] instead of
- * `last_hidden_state`: the shape of a cross-encoder reranker. Throws when the config is not a
- * BertModel this graph implements.
+ * `last_hidden_state`: the shape of a cross-encoder reranker. `quantize: true` gives the weights of
+ * every linear layer as int8 (symmetric, one scale per output column) multiplied with dynamically
+ * quantized uint8 activations (DynamicQuantizeLinear + MatMulInteger, the scheme of onnxruntime's
+ * `quantize_dynamic`); embeddings, attention products, LayerNorm and GELU stay fp32. Throws when the
+ * config is not a BertModel this graph implements.
  */
-export function convertBertToOnnx(safetensors, config, { head = 'none' } = {}) {
+export function convertBertToOnnx(safetensors, config, { head = 'none', quantize = false } = {}) {
   const hidden = config.hidden_size;
   const heads = config.num_attention_heads;
   const layers = config.num_hidden_layers;
@@ -184,11 +188,56 @@ export function convertBertToOnnx(safetensors, config, { head = 'none' } = {}) {
   const attrInt = (name, i) => ({ name, type: ATTR.INT, i });
   const attrInts = (name, ints) => ({ name, type: ATTR.INTS, ints });
   const attrFloat = (name, f) => ({ name, type: ATTR.FLOAT, f });
-  const linear = (x, prefix) =>
-    node('Add', [
-      node('MatMul', [x, floatInit(`${prefix}.weight_t`, transpose(st.tensor(`${prefix}.weight`)))]),
-      floatInit(`${prefix}.bias`, st.tensor(`${prefix}.bias`)),
-    ]);
+  const rawInit = (name, dims, dataType, data) => {
+    initializers.push({
+      name,
+      dims,
+      dataType,
+      rawData: Buffer.from(data.buffer, data.byteOffset, data.byteLength),
+    });
+    return name;
+  };
+  /** x quantized once per tensor: [uint8 values, scale, zero point]. */
+  const quantized = new Map();
+  const dynamicQuantize = (x) => {
+    let q = quantized.get(x);
+    if (q === undefined) {
+      const out = [`${x}_q`, `${x}_scale`, `${x}_zero`];
+      nodes.push({
+        opType: 'DynamicQuantizeLinear',
+        name: `${x}_quantize`,
+        input: [x],
+        output: out,
+        attribute: [],
+      });
+      q = out;
+      quantized.set(x, q);
+    }
+    return q;
+  };
+  const linear = (x, prefix) => {
+    const weight = transpose(st.tensor(`${prefix}.weight`)); // [in, out]
+    const bias = floatInit(`${prefix}.bias`, st.tensor(`${prefix}.bias`));
+    if (!quantize) return node('Add', [node('MatMul', [x, floatInit(`${prefix}.weight_t`, weight)]), bias]);
+    const [rows, cols] = weight.shape;
+    const scales = new Float32Array(cols);
+    for (let c = 0; c < cols; c++) {
+      let max = 0;
+      for (let r = 0; r < rows; r++) max = Math.max(max, Math.abs(weight.data[r * cols + c]));
+      scales[c] = max === 0 ? 1 : max / 127;
+    }
+    const values = new Int8Array(rows * cols);
+    for (let r = 0; r < rows; r++) {
+      for (let c = 0; c < cols; c++) values[r * cols + c] = Math.round(weight.data[r * cols + c] / scales[c]);
+    }
+    const wq = rawInit(`${prefix}.weight_t_q`, [rows, cols], INT8, values);
+    const ws = rawInit(`${prefix}.weight_scale`, [cols], FLOAT, scales);
+    const [xq, xs, xz] = dynamicQuantize(x);
+    const product = node('MatMulInteger', [xq, wq, xz, weightZero]);
+    const scale = node('Mul', [xs, ws]);
+    return node('Add', [node('Mul', [node('Cast', [product], [attrInt('to', FLOAT)]), scale]), bias]);
+  };
+  const weightZero = quantize ? rawInit('weight_zero', [], INT8, new Int8Array([0])) : '';
   const layerNorm = (x, prefix) =>
     node(
       'LayerNormalization',

@@ -9,14 +9,19 @@
  *   npm run bench:context -- [--dataset bench/out/locomo.dataset.json] [--out bench/out/locomo.context.json]
  *     [--budgets 1000,2000,4000] [--conversations N] [--limit-questions N]
  *     [--where last-session|new-session] [--decay on|off] [--model gpt-4o] [--repeat 3]
- *     [--warmup 20] [--wait-timeout-s 1800]
+ *     [--warmup 20] [--wait-timeout-s 1800] [--split tune|report|all] [--knowledge JSON]
+ *
+ * `--split` takes the questions of the fixed tuning or report part (bench/retrieval/splits.ts) and
+ * ingests only their conversations; `--knowledge` sets KnowledgeOptions fields (proto3 JSON, e.g.
+ * `{"topK":8,"minScore":0.2}`) on every call, for measuring a variant beside the defaults.
  *
  * `--where last-session` (default) asks the question in the conversation's last ingested session,
  * so its uncompacted messages are RECENT_TURNS candidates; `new-session` asks it in a fresh empty
  * session of the same user (one per conversation), so only retrieved knowledge and evergreen facts
  * can carry evidence. The knowledge search always gets `reference_time` = the question's
- * `asked_at` (or one day after the conversation's last session) and `decay_enabled` = --decay, so
- * each call is deterministic; every other request field is left to the server defaults.
+ * `asked_at` (or one day after the conversation's last session), so each call is deterministic,
+ * and `decay_enabled: false` with `--decay off`; every other request field is left to the server
+ * defaults.
  *
  * What counts as evidence in the context (included trace items only):
  * - a TURN (RECENT_TURNS) whose message is an evidence turn;
@@ -39,13 +44,14 @@ import { cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { timestampFromMs } from '@bufbuild/protobuf/wkt';
+import { fromJson, type JsonObject } from '@bufbuild/protobuf';
 import { createClient } from '@connectrpc/connect';
 import { IngestionService } from '@engram/contracts/ingestion';
 import { GovernanceService } from '@engram/contracts/governance';
 import {
   ContextLayer,
   ContextService,
+  KnowledgeOptionsSchema,
   TraceItemKind,
   TraceReason,
   type BuildContextResponse,
@@ -53,6 +59,7 @@ import {
 import { ingestDataset, startBenchServer, type StoredMessage } from '../lib/ingest-dataset.js';
 import { datasetCounts, loadDataset, type Question } from '../retrieval/dataset.js';
 import { aggregate, bootstrapCi, quantile, type ScoredQuestion } from '../retrieval/metrics.js';
+import { splitsOf } from '../retrieval/splits.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -67,6 +74,8 @@ const { values: args } = parseArgs({
     repeat: { type: 'string', default: '3' },
     warmup: { type: 'string', default: '20' },
     'wait-timeout-s': { type: 'string', default: '1800' },
+    split: { type: 'string', default: 'all' },
+    knowledge: { type: 'string', default: '{}' },
   },
 });
 
@@ -123,11 +132,25 @@ async function main(): Promise<void> {
   if (!(repeat >= 1) || !(warmup >= 0)) throw new Error('--repeat ≥ 1 and --warmup ≥ 0');
   const waitTimeoutMs = Number(args['wait-timeout-s']) * 1000;
 
+  if (args.split !== 'all' && args.split !== 'tune' && args.split !== 'report') {
+    throw new Error('--split must be tune, report or all');
+  }
+  const knowledgeJson = JSON.parse(args.knowledge) as JsonObject;
+  fromJson(KnowledgeOptionsSchema, knowledgeJson); // fails early on a bad --knowledge
   const dataset = loadDataset(resolve(args.dataset));
+  const splitOf = splitsOf(dataset);
   let conversations = dataset.conversations;
   if (args.conversations !== undefined) conversations = conversations.slice(0, Number(args.conversations));
+  if (args.split !== 'all') {
+    const asked = new Set(
+      dataset.questions.filter((q) => splitOf.get(q.id) === args.split).map((q) => q.conversation),
+    );
+    conversations = conversations.filter((c) => asked.has(c.id));
+  }
   const kept = new Set(conversations.map((c) => c.id));
-  let questions: Question[] = dataset.questions.filter((q) => kept.has(q.conversation));
+  let questions: Question[] = dataset.questions.filter(
+    (q) => kept.has(q.conversation) && (args.split === 'all' || splitOf.get(q.id) === args.split),
+  );
   if (args['limit-questions'] !== undefined) questions = questions.slice(0, Number(args['limit-questions']));
   const counts = datasetCounts({ ...dataset, conversations, questions });
   const loadAtStart = loadavg().map((x) => Math.round(x * 100) / 100);
@@ -208,7 +231,14 @@ async function main(): Promise<void> {
           userMessage: q.question,
           model: args.model,
           budget: { totalTokens: budget },
-          knowledge: { options: { referenceTime: timestampFromMs(at), decayEnabled } },
+          knowledge: fromJson(KnowledgeOptionsSchema, {
+            ...knowledgeJson,
+            options: {
+              ...((knowledgeJson['options'] as JsonObject | undefined) ?? {}),
+              referenceTime: new Date(at).toISOString(),
+              ...(decayEnabled ? {} : { decayEnabled: false }),
+            },
+          }),
         },
         auth,
       );
@@ -412,7 +442,7 @@ async function main(): Promise<void> {
         (m) =>
           ({ RECENT_TURNS: 'turns', RETRIEVED_KNOWLEDGE: 'knowledge', EVERGREEN_FACTS: 'evergreen' })[m]!,
       );
-    let table = `\n${dataset.name} BuildContext (where ${args.where}, decay ${args.decay}, model ${args.model}, repeat ${repeat})\n`;
+    let table = `\n${dataset.name} BuildContext (split ${args.split}, where ${args.where}, decay ${args.decay}, knowledge ${args.knowledge}, model ${args.model}, repeat ${repeat})\n`;
     table += `${'budget'.padStart(6)} ${'n'.padStart(5)}  ${'any %'.padStart(5)} ${'95% CI'.padStart(13)}  ${'all %'.padStart(5)}  ${'cand %'.padStart(6)}  ${'via turn/round/mem/everg'.padStart(24)}  ${'p50'.padStart(6)} ${'p95'.padStart(6)} ${'p99'.padStart(6)} ${'mean'.padStart(6)} ms  ${'tokens'.padStart(6)}\n`;
     for (const b of perBudget) {
       const ciText = `[${pct(b.evidenceAny.low).trim()}, ${pct(b.evidenceAny.high).trim()}]`;
@@ -469,6 +499,8 @@ async function main(): Promise<void> {
         warmup,
         conversations: conversations.length,
         limitQuestions: args['limit-questions'] ?? null,
+        split: args.split,
+        knowledge: JSON.parse(args.knowledge) as unknown,
       },
       counts,
       ingestion: {

@@ -45,8 +45,14 @@ export interface BenchServer {
   close(): Promise<void>;
 }
 
-/** Starts the all-in-one server on embedded defaults in a fresh temporary directory `<prefix>XXXXXX`. */
-export async function startBenchServer(prefix = 'engram-bench-'): Promise<BenchServer> {
+/**
+ * Starts the all-in-one server on embedded defaults in a fresh temporary directory `<prefix>XXXXXX`,
+ * with `env` added to its configuration (e.g. a reranker).
+ */
+export async function startBenchServer(
+  prefix = 'engram-bench-',
+  env: Readonly<Record<string, string>> = {},
+): Promise<BenchServer> {
   const dataDir = mkdtempSync(join(tmpdir(), prefix));
   const secret = randomBytes(32).toString('hex');
   const key = { algorithm: 'HS256' as const, secret: new TextEncoder().encode(secret) };
@@ -58,6 +64,7 @@ export async function startBenchServer(prefix = 'engram-bench-'): Promise<BenchS
         ENGRAM_JWT_SECRET: secret,
         ENGRAM_DATA_DIR: dataDir,
         ENGRAM_LOG_LEVEL: 'warn',
+        ...env,
       }),
       { handleSignals: false },
     ));

@@ -1,3 +1,4 @@
+import { errors } from '@engram/runtime';
 import { env, pipeline, type FeatureExtractionPipeline, type Tensor } from '@huggingface/transformers';
 import {
   checkOpen,
@@ -34,9 +35,17 @@ export interface LocalEmbedderOptions {
   readonly modelRoot?: string;
   /**
    * Which local model: `BAAI/bge-small-zh-v1.5` (default; 512 dimensions, CLS pooling) or
-   * `sentence-transformers/all-MiniLM-L6-v2` (English; 384 dimensions, mean pooling).
+   * `sentence-transformers/all-MiniLM-L6-v2` (English; 384 dimensions, mean pooling; int8).
    */
   readonly model?: LocalModelName;
+  /**
+   * Run another ONNX variant of the model than the installed one (`fp32` → `onnx/model.onnx`),
+   * for tools and tests that compare variants; it needs `verify: false`, since only the installed
+   * files have pinned hashes. Default: the model's own (`q8`).
+   */
+  readonly dtype?: 'q8' | 'fp32';
+  /** Check the files against their pinned sha256 before loading. Default true. */
+  readonly verify?: boolean;
   /** Prefixed to texts embedded as `query`. Default: none (see {@link BGE_ZH_QUERY_INSTRUCTION}). */
   readonly queryInstruction?: string;
 }
@@ -64,12 +73,12 @@ const shared = new Map<string, Promise<SharedModel>>();
 /** Loads run one after another because `env.localModelPath` is process-global. */
 let loads: Promise<unknown> = Promise.resolve();
 
-function loadShared(modelRoot: string, spec: LocalModelSpec): Promise<SharedModel> {
-  const key = `${modelRoot}\0${spec.name}`;
+function loadShared(modelRoot: string, spec: LocalModelSpec, verify: boolean): Promise<SharedModel> {
+  const key = sharedKey(modelRoot, spec);
   const existing = shared.get(key);
   if (existing !== undefined) return existing;
   const loading = loads.then(async (): Promise<SharedModel> => {
-    await verifyLocalModel(modelRoot, spec.name as LocalModelName);
+    if (verify) await verifyLocalModel(modelRoot, spec.name as LocalModelName);
     env.allowRemoteModels = false;
     env.allowLocalModels = true;
     env.localModelPath = modelRoot;
@@ -90,6 +99,11 @@ function loadShared(modelRoot: string, spec: LocalModelSpec): Promise<SharedMode
   return loading;
 }
 
+/** Which shared pipeline a root and model variant use. */
+function sharedKey(modelRoot: string, spec: LocalModelSpec): string {
+  return `${modelRoot}\0${spec.name}\0${spec.dtype}`;
+}
+
 /** Runs `task` after every inference queued before it on `model`. */
 function exclusive<T>(model: SharedModel, task: () => Promise<T>): Promise<T> {
   const run = model.tail.then(task, task);
@@ -99,7 +113,7 @@ function exclusive<T>(model: SharedModel, task: () => Promise<T>): Promise<T> {
 
 /**
  * One local model as an {@link Embedder}: BAAI/bge-small-zh-v1.5 (int8 ONNX, 512 dimensions, CLS
- * pooling; the default) or all-MiniLM-L6-v2 (fp32 ONNX, 384 dimensions, mean pooling), normalized,
+ * pooling; the default) or all-MiniLM-L6-v2 (int8 ONNX, 384 dimensions, mean pooling), normalized,
  * through transformers.js, fully offline (the services combine both, see BilingualEmbedder). The model files are verified against pinned
  * hashes before the first load; the model loads lazily on first use (or {@link load}).
  *
@@ -113,13 +127,24 @@ export class LocalEmbedder implements Embedder {
   readonly dimensions: number;
   readonly modelRoot: string;
   readonly spec: LocalModelSpec;
+  private readonly verify: boolean;
   private readonly queryInstruction: string;
   private acquired: Promise<SharedModel> | undefined;
   private closed = false;
 
   constructor(options: LocalEmbedderOptions = {}) {
     this.modelRoot = resolveModelRoot(options.modelRoot);
-    this.spec = LOCAL_MODELS[options.model ?? LOCAL_MODEL_NAME];
+    const installed: LocalModelSpec = LOCAL_MODELS[options.model ?? LOCAL_MODEL_NAME];
+    const dtype = options.dtype ?? installed.dtype;
+    if (dtype !== installed.dtype && options.verify !== false) {
+      throw errors.fieldInvalid(
+        'dtype',
+        `only the installed ${installed.dtype} files are verified: pass verify: false`,
+      );
+    }
+    this.spec =
+      dtype === installed.dtype ? installed : { ...installed, dtype, id: `${installed.name}@${dtype}` };
+    this.verify = options.verify ?? true;
     this.model = this.spec.id;
     this.dimensions = this.spec.dimensions;
     this.queryInstruction = options.queryInstruction ?? '';
@@ -170,7 +195,7 @@ export class LocalEmbedder implements Embedder {
     model.users -= 1;
     if (model.users > 0) return;
     // The last user: later embedders of this root load the model afresh.
-    const key = `${this.modelRoot}\0${this.spec.name}`;
+    const key = sharedKey(this.modelRoot, this.spec);
     if (model.loaded === shared.get(key)) shared.delete(key);
     await model.tail;
     await model.extractor.dispose();
@@ -178,7 +203,7 @@ export class LocalEmbedder implements Embedder {
 
   private acquire(): Promise<SharedModel> {
     if (this.acquired === undefined) {
-      const acquired = loadShared(this.modelRoot, this.spec).then((model) => {
+      const acquired = loadShared(this.modelRoot, this.spec, this.verify).then((model) => {
         model.users += 1;
         return model;
       });

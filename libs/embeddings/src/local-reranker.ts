@@ -23,6 +23,12 @@ export interface LocalRerankerOptions {
   readonly model: string;
   /** Input limit of a (query, document) pair in tokens. Default 512. */
   readonly maxTokens?: number;
+  /**
+   * Pairs per inference. Default 1: each pair alone, so a pair's score never depends on the others
+   * (an int8 graph quantizes activations per batch). Larger batches pad the pairs to the longest
+   * and are faster on CPU (docs/benchmarks.md "Rerank stage").
+   */
+  readonly batchSize?: number;
 }
 
 interface Loaded {
@@ -42,6 +48,7 @@ export class LocalReranker implements Reranker {
   readonly #root: string;
   readonly #name: string;
   readonly #maxTokens: number;
+  readonly #batchSize: number;
   #loaded: Promise<Loaded> | undefined;
   #tail: Promise<unknown> = Promise.resolve();
   #closed = false;
@@ -50,6 +57,10 @@ export class LocalReranker implements Reranker {
     this.#root = resolveModelRoot(options.modelRoot);
     this.#name = options.model;
     this.#maxTokens = options.maxTokens ?? 512;
+    this.#batchSize = options.batchSize ?? 1;
+    if (!Number.isInteger(this.#batchSize) || this.#batchSize < 1) {
+      throw errors.fieldInvalid('batchSize', 'must be a positive integer');
+    }
     this.model = `onnx:${options.model}`;
   }
 
@@ -102,25 +113,41 @@ export class LocalReranker implements Reranker {
     if (this.#closed) throw errors.failedPrecondition('STATE_CONFLICT', `reranker ${this.model} is closed`);
     const { tokenizer, model } = await this.#acquire();
     const scores: number[] = [];
-    for (const document of documents) {
+    for (let from = 0; from < documents.length; from += this.#batchSize) {
+      const batch = documents.slice(from, from + this.#batchSize);
       options.signal?.throwIfAborted();
       const run = this.#tail.then(async () => {
         options.signal?.throwIfAborted();
-        const inputs = tokenizer(query, {
-          text_pair: document,
-          truncation: true,
-          max_length: this.#maxTokens,
+        // Documents are cut to the room the query leaves (transformers.js's own pair truncation
+        // can leave its tensors of unequal length), so the tokenizer never truncates.
+        const room = Math.max(
+          1,
+          this.#maxTokens - tokenizer.encode(query, { add_special_tokens: false }).length - 3,
+        );
+        const fitted = batch.map((document) => {
+          const ids = tokenizer.encode(document, { add_special_tokens: false });
+          return ids.length <= room
+            ? document
+            : tokenizer.decode(ids.slice(0, room), { skip_special_tokens: true });
         });
+        const inputs = tokenizer(
+          batch.map(() => query),
+          { text_pair: fitted, padding: batch.length > 1, truncation: false },
+        );
         const { logits } = (await model(inputs)) as { logits: Tensor };
         const values = Array.from(logits.data as Float32Array);
+        const labels = logits.dims.at(-1) ?? 1;
         logits.dispose();
-        const [first = 0, last = 0] = [values[0], values.at(-1)];
-        if (values.length === 1) return unitScore(first);
-        // Two classes: the probability of the second (relevant), by softmax.
-        return 1 / (1 + Math.exp(first - last));
+        return batch.map((_, i) => {
+          const row = values.slice(i * labels, (i + 1) * labels);
+          const [first = 0, last = 0] = [row[0], row.at(-1)];
+          if (labels === 1) return unitScore(first);
+          // Two classes: the probability of the second (relevant), by softmax.
+          return 1 / (1 + Math.exp(first - last));
+        });
       });
       this.#tail = run.catch(() => undefined);
-      scores.push(await run);
+      scores.push(...(await run));
     }
     return scores;
   }

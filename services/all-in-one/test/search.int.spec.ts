@@ -13,6 +13,7 @@ import {
   DegradedReason,
   Fusion,
   IndexBackend,
+  QueryForm,
   Recency,
   RetrievalService,
   type SearchRequest,
@@ -235,7 +236,7 @@ describe('Search through gRPC on the embedded defaults', () => {
     expect(stats!.degraded).toBe(false);
     // The default bilingual vector space: bge-small-zh and MiniLM side by side (decision 0021).
     expect(stats!.embeddingModel).toBe(
-      'bilingual(BAAI/bge-small-zh-v1.5@q8+sentence-transformers/all-MiniLM-L6-v2)',
+      'bilingual(BAAI/bge-small-zh-v1.5@q8+sentence-transformers/all-MiniLM-L6-v2@q8)',
     );
     expect(stats!.embeddingDimensions).toBe(896);
     expect(stats!.queryLanguage).toBe('zh');
@@ -244,13 +245,16 @@ describe('Search through gRPC on the embedded defaults', () => {
     expect(stats!.rerankModel).toBe('');
     expect(stats!.queryTerms).toBeGreaterThan(0);
     expect(stats!.indexBackend).toBe(IndexBackend.EMBEDDED);
-    // Chinese query: the Chinese default weights; score fusion and bounded recency.
+    // A question: the question weights (0.2 / 0.8); score fusion and bounded recency.
+    expect(stats!.queryForm).toBe(QueryForm.QUESTION);
+    const vectorWeight = 0.2;
+    expect(stats!.appliedOptions?.vectorWeight).toBeCloseTo(vectorWeight, 12);
+    expect(stats!.appliedOptions?.textWeight).toBeCloseTo(1 - vectorWeight, 12);
     expect(stats!.appliedOptions).toMatchObject({
-      vectorWeight: 0.6,
       fusion: Fusion.SCORE,
       rrfK: 60,
       recency: Recency.BOUNDED,
-      recencyWeight: 0.1,
+      recencyWeight: 0.05,
       timeWindowWeight: 0.3,
       rerankEnabled: false,
       newerFirst: true,
@@ -261,7 +265,6 @@ describe('Search through gRPC on the embedded defaults', () => {
       candidateMultiple: 4,
       minScore: 0,
     });
-    expect(stats!.appliedOptions?.textWeight).toBeCloseTo(0.4, 12);
     expect(stats!.appliedOptions?.referenceTime).toBeDefined();
     expect(stats!.elapsed).toBeDefined();
 
@@ -269,12 +272,15 @@ describe('Search through gRPC on the embedded defaults', () => {
       expect(r.rank).toBe(i + 1);
       const b = r.breakdown!;
       expect(b).toBeDefined();
-      expect(b.fused).toBeCloseTo(0.6 * b.vectorNormalized + 0.4 * b.textNormalized, 12);
+      expect(b.fused).toBeCloseTo(
+        vectorWeight * b.vectorNormalized + (1 - vectorWeight) * b.textNormalized,
+        12,
+      );
       expect(b.timeWindowFactor).toBe(1);
       expect(b.relevance).toBe(b.fused);
       expect(b.decayFactor).toBeCloseTo(Math.exp((-Math.LN2 / 30) * b.ageDays), 12);
-      // Bounded recency: age takes at most a tenth of the relevance away.
-      expect(b.recencyMultiplier).toBeCloseTo(0.9 + 0.1 * b.decayFactor, 12);
+      // Bounded recency: age takes at most a twentieth of the relevance away.
+      expect(b.recencyMultiplier).toBeCloseTo(0.95 + 0.05 * b.decayFactor, 12);
       expect(b.finalScore).toBeCloseTo(b.relevance * b.recencyMultiplier, 12);
       expect(r.score).toBe(b.finalScore);
       expect(b.rerankScore).toBeUndefined();

@@ -51,6 +51,8 @@ export const retrievalEnvShape = {
   /** The request shape of ENGRAM_RERANK_URL: `cohere` (Cohere, Jina, vLLM) or `tei`. */
   ENGRAM_RERANK_API: envEnum(['cohere', 'tei'], 'cohere'),
   ENGRAM_RERANK_TIMEOUT_MS: envInt(10_000, 100, 120_000),
+  /** `local` only: (query, document) pairs per inference (1: each alone, scores independent). */
+  ENGRAM_RERANK_BATCH: envInt(1, 1, 64),
   /** Run the outbox indexer in this process (`on`), or leave it to another replica (`off`). */
   ENGRAM_INDEXER: envEnum(['on', 'off'], 'on'),
   /**

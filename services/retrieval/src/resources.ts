@@ -83,6 +83,7 @@ export function createReranker(config: RetrievalDataConfig): Reranker | undefine
       return new LocalReranker({
         modelRoot: resolveModelRoot(config.ENGRAM_MODEL_DIR),
         model: config.ENGRAM_RERANK_MODEL ?? '',
+        batchSize: config.ENGRAM_RERANK_BATCH,
       });
   }
 }

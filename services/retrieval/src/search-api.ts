@@ -21,12 +21,13 @@ import type { ItemKind as PointKind } from '@engram/vector-index';
 import {
   resolveRankingOptions,
   type Fusion as FusionName,
+  type QueryForm,
   type QueryLanguage,
   type RankingOptions,
   type Recency as RecencyName,
   type ScoreBreakdown,
 } from './domain/ranking.js';
-import { asksCurrentState, queryTimeWindow, type QueryTimeWindow } from './domain/query.js';
+import { asksCurrentState, queryForm, queryTimeWindow, type QueryTimeWindow } from './domain/query.js';
 import {
   MEMORY_TYPES as TYPES,
   SCOPES,
@@ -61,8 +62,10 @@ export interface SearchPlan {
   /** Ranking options with every default applied (`topK` included). */
   readonly options: RankingOptions;
   readonly candidateMultiple: number;
-  /** The query's language (default weights, the bilingual embedder's mix). */
+  /** The query's language (the date grammar; the bilingual embedder reads it itself). */
   readonly language: QueryLanguage;
+  /** Question, statement or keywords: the default weights. */
+  readonly form: QueryForm;
   /** The time the query names, resolved against the reference time (unset: none, or weight 0). */
   readonly window?: QueryTimeWindow;
   /** The query asks how something stands now (newer statements first). */
@@ -190,7 +193,7 @@ const OPTION_FIELDS: readonly (readonly [string, string])[] = [
   ['minScore', 'options.min_score'],
 ];
 
-function rankingOptions(request: SearchRequest, language: QueryLanguage): RankingOptions {
+function rankingOptions(request: SearchRequest, form: QueryForm): RankingOptions {
   const o = request.options;
   const fusion = enumOption('options.fusion', o?.fusion, FUSIONS);
   const recency = enumOption('options.recency', o?.recency, RECENCIES);
@@ -215,7 +218,7 @@ function rankingOptions(request: SearchRequest, language: QueryLanguage): Rankin
         topK: request.topK,
         minScore: o?.minScore,
       },
-      language,
+      form,
     );
   } catch (error) {
     if (!(error instanceof RangeError)) throw error;
@@ -238,7 +241,8 @@ export function searchPlan(request: SearchRequest, principal: Principal, now: nu
   }
   if (request.topK < 0 || request.topK > 100) throw errors.fieldInvalid('top_k', 'must be within 0-100');
   const language: QueryLanguage = detectLanguage(query) === 'zh' ? 'zh' : 'en';
-  const options = rankingOptions(request, language);
+  const form = queryForm(query, language);
+  const options = rankingOptions(request, form);
   const multiple = request.options?.candidateMultiple ?? DEFAULT_CANDIDATE_MULTIPLE;
   if (multiple < 1 || multiple > MAX_CANDIDATE_MULTIPLE) {
     throw errors.fieldInvalid(
@@ -261,6 +265,7 @@ export function searchPlan(request: SearchRequest, principal: Principal, now: nu
     options,
     candidateMultiple: multiple,
     language,
+    form,
     ...(window === undefined ? {} : { window }),
     currentState: asksCurrentState(query, language),
     rerank: {

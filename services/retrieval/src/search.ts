@@ -10,6 +10,7 @@ import { Code } from '@connectrpc/connect';
 import {
   DegradedReason,
   IndexBackend,
+  QueryForm,
   type SearchRequest,
   type SearchResponseSchema,
   type SearchResultSchema,
@@ -509,7 +510,7 @@ export function createSearchHandler(deps: SearchDeps) {
           },
           plan.referenceTime,
           context_,
-          plan.language,
+          plan.form,
         );
         const texts = first.results.map((r) => byName.get(r.id)?.text ?? '');
         let scores: number[];
@@ -529,7 +530,7 @@ export function createSearchHandler(deps: SearchDeps) {
         rerank = { model: deps.reranker.model, scored: texts.length, ms: performance.now() - started };
       }
 
-      const outcome = rank(ranked, options, plan.referenceTime, context_, plan.language);
+      const outcome = rank(ranked, options, plan.referenceTime, context_, plan.form);
       const results = outcome.results.flatMap((r) => {
         const h = byName.get(r.id);
         if (h === undefined) return [];
@@ -570,6 +571,7 @@ export function createSearchHandler(deps: SearchDeps) {
           }),
           queryLanguage: plan.language,
           queryAsksCurrentState: plan.currentState,
+          queryForm: QueryForm[plan.form],
           ...(plan.window === undefined
             ? {}
             : {

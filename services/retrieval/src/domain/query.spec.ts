@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { asksCurrentState, queryTimeWindow } from './query.js';
+import { asksCurrentState, queryForm, queryTimeWindow } from './query.js';
 
 const REFERENCE = Date.UTC(2026, 5, 15, 12); // Monday 15 June 2026, 12:00 UTC
 
@@ -61,5 +61,19 @@ describe('asksCurrentState', () => {
     ['我还可以帮忙做什么家务呢？', 'zh'],
   ] as const)('%s does not', (query, language) => {
     expect(asksCurrentState(query, language)).toBe(false);
+  });
+});
+
+describe('queryForm', () => {
+  it.each([
+    ['When did Caroline go to the LGBTQ support group?', 'en', 'QUESTION'],
+    ['which instrument does she play', 'en', 'QUESTION'],
+    ["I'm so happy today, I got an A on my math test.", 'en', 'STATEMENT'],
+    ['violin Hangzhou green tea', 'en', 'KEYWORDS'],
+    ['我最喜欢什么颜色', 'zh', 'QUESTION'],
+    ['妈妈，我今天考试得了一百分！', 'zh', 'STATEMENT'],
+    ['绿茶 西湖', 'zh', 'KEYWORDS'],
+  ] as const)('%s (%s) is %s', (query, language, form) => {
+    expect(queryForm(query, language)).toBe(form);
   });
 });

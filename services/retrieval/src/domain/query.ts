@@ -4,6 +4,8 @@
  *
  * - `queryTimeWindow`: the time it names ("last May", "in 2023", "上周六"), with the project's date
  *   grammar (`findTimeMentions` of @engram/lexical), for the time-window factor of the ranking.
+ * - `queryForm`: a question, a statement (a conversational message, such as the user message that
+ *   BuildContext searches with) or keywords: the default weights of the two signals depend on it.
  * - `asksCurrentState`: whether it asks how things stand now ("Where do I live?", "我最喜欢什么颜色？")
  *   rather than what happened ("When did Caroline go…?") or says something ("I'm happy today"):
  *   only then does the ranking place newer statements of a subject before older ones.
@@ -55,8 +57,29 @@ const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', '
 const LAST_MONTH_NAME =
   /\blast (january|february|march|april|may|june|july|august|september|october|november|december)\b/giu;
 
+/** What kind of text a query is (`SearchStats.query_form`). */
+export type QueryForm = 'QUESTION' | 'STATEMENT' | 'KEYWORDS';
+
+const ZH_QUESTION_WORDS = /[吗呢]|什么|哪|谁|几|怎么|为什么|多少|是否/u;
+
+/**
+ * A question (a question mark, or a question word at the start: "when did…", "什么…吗"); else a
+ * statement when it has at least five words (six CJK characters), the length of a sentence; else
+ * keywords.
+ */
+export function queryForm(query: string, language: QueryLanguage): QueryForm {
+  const text = query.trim().toLowerCase();
+  if (/[?？]/u.test(text)) return 'QUESTION';
+  if (language === 'zh') {
+    if (ZH_QUESTION_WORDS.test(text)) return 'QUESTION';
+    return (text.match(/\p{Script=Han}/gu)?.length ?? 0) >= 6 ? 'STATEMENT' : 'KEYWORDS';
+  }
+  if (EN_QUESTION_START.test(text)) return 'QUESTION';
+  return (text.match(/\p{L}[\p{L}\p{N}'’-]*/gu)?.length ?? 0) >= 5 ? 'STATEMENT' : 'KEYWORDS';
+}
+
 const EN_QUESTION_START =
-  /^(?:what|what's|whats|where|where's|when|when's|who|who's|whom|whose|which|how|is|are|am|do|does|can|should|will)\b/u;
+  /^(?:what|what's|whats|where|where's|when|when's|who|who's|whom|whose|which|how|why|is|are|am|do|does|did|can|could|would|should|will|was|were|have|has)\b/u;
 const EN_PRESENT =
   /\b(?:is|are|am|do|does|now|currently|these days|nowadays|at the moment|right now)\b|'s\b|'re\b/u;
 const EN_PAST =

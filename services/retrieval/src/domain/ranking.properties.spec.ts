@@ -73,7 +73,11 @@ const windows = fc.option(
     .map(([gte, length]) => ({ gte, lt: gte + length })),
   { nil: undefined },
 );
-const contexts = fc.record({ denseExhausted: fc.boolean(), textExhausted: fc.boolean(), window: windows });
+const contexts = fc.record({
+  denseExhausted: fc.boolean(),
+  textExhausted: fc.boolean(),
+  window: windows,
+});
 
 describe('ranking properties', () => {
   it('normalizes every signal into [0, 1], missing values to 0, extremes to 0 and 1', () => {

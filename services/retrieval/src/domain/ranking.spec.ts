@@ -33,12 +33,12 @@ const SEED = {
 describe('resolveRankingOptions', () => {
   it('applies the defaults, with weights by the query language', () => {
     expect(resolveRankingOptions()).toEqual({
-      vectorWeight: 0.3,
-      textWeight: 0.7,
+      vectorWeight: 0.2,
+      textWeight: 0.8,
       fusion: 'SCORE',
       rrfK: 60,
       recency: 'BOUNDED',
-      recencyWeight: 0.1,
+      recencyWeight: 0.05,
       timeWindowWeight: 0.3,
       rerankWeight: 0.7,
       newerFirst: true,
@@ -53,12 +53,13 @@ describe('resolveRankingOptions', () => {
     });
   });
 
-  it('takes the Chinese weights for a Chinese query and the seed weights with the seed fusion', () => {
-    expect(resolveRankingOptions({}, 'zh')).toMatchObject({ vectorWeight: 0.6, textWeight: 0.4 });
-    expect(resolveRankingOptions({ fusion: 'MIN_MAX' }, 'en')).toMatchObject({ vectorWeight: 0.7 });
-    expect(resolveRankingOptions({ fusion: 'MIN_MAX' }, 'zh').textWeight).toBeCloseTo(0.3, DIGITS);
-    // An explicit weight wins over the language's default.
-    expect(resolveRankingOptions({ textWeight: 0.5 }, 'zh')).toMatchObject({
+  it('takes the weights of the query form, and the seed weights with the seed fusion', () => {
+    expect(resolveRankingOptions({}, 'STATEMENT')).toMatchObject({ vectorWeight: 0.9 });
+    expect(resolveRankingOptions({}, 'STATEMENT').textWeight).toBeCloseTo(0.1, DIGITS);
+    expect(resolveRankingOptions({}, 'KEYWORDS')).toMatchObject({ vectorWeight: 0.2, textWeight: 0.8 });
+    expect(resolveRankingOptions({ fusion: 'MIN_MAX' }, 'STATEMENT')).toMatchObject({ vectorWeight: 0.7 });
+    // An explicit weight wins over the form's default.
+    expect(resolveRankingOptions({ textWeight: 0.5 }, 'STATEMENT')).toMatchObject({
       vectorWeight: 0.5,
       textWeight: 0.5,
     });

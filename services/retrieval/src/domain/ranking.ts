@@ -4,6 +4,7 @@
  * lexical candidates, drops drifted rows, asks the reranker (when one is configured) and hands the
  * survivors here.
  *
+ * 1. default weights by the query's form (question, keywords or statement);
  * 2. per-signal normalization over the candidates having the signal, by the fusion:
  *    SCORE (default) — min–max, anchored at 0 when the signal's candidate list was exhausted (the
  *    index returned every match, so the weakest candidate is not a meaningful "irrelevant" anchor);
@@ -107,15 +108,25 @@ export interface RankingOptions {
 /** The knobs as a request gives them: every field optional (an explicit 0 is a value). */
 export type RankingOptionsInput = { readonly [K in keyof RankingOptions]?: RankingOptions[K] | undefined };
 
-/** The query languages that have their own default weights. */
+/** The query languages the ranking tells apart (the bilingual embedder's mix, the date grammar). */
 export type QueryLanguage = 'en' | 'zh';
 
+/** What kind of text a query is (`domain/query.ts` `queryForm`). */
+export type QueryForm = 'QUESTION' | 'STATEMENT' | 'KEYWORDS';
+
 /**
- * The default dense weight per query language (the text weight is `1 − it`), chosen on the tuning
- * splits (docs/benchmarks.md "Recall by default"): the Chinese-first dense model leads on Chinese,
- * the lexical signal on English.
+ * The default dense weight per query form (the text weight is `1 − it`), chosen on the tuning
+ * splits (docs/benchmarks.md "Recall by default"): a question or keywords name what they look for,
+ * and the lexical signal finds it best (LoCoMo); a statement — a conversational message searched
+ * for the memories it calls up — is matched by meaning (MADial-Bench). Per-language weights were
+ * measured too and added nothing once the form sets the weights.
  */
-export const DEFAULT_VECTOR_WEIGHTS: Readonly<Record<QueryLanguage, number>> = { en: 0.3, zh: 0.6 };
+export const DEFAULT_VECTOR_WEIGHTS: Readonly<Record<QueryForm, number>> = {
+  QUESTION: 0.2,
+  KEYWORDS: 0.2,
+  STATEMENT: 0.9,
+};
+
 /** The seed's weights (blueprint §5), kept for the MIN_MAX formula and as documentation. */
 export const SEED_VECTOR_WEIGHT = 0.7;
 export const SEED_TEXT_WEIGHT = 0.3;
@@ -123,7 +134,7 @@ export const DEFAULT_FUSION: Fusion = 'SCORE';
 export const DEFAULT_RRF_K = 60;
 export const MAX_RRF_K = 1000;
 export const DEFAULT_RECENCY: Recency = 'BOUNDED';
-export const DEFAULT_RECENCY_WEIGHT = 0.1;
+export const DEFAULT_RECENCY_WEIGHT = 0.05;
 export const DEFAULT_TIME_WINDOW_WEIGHT = 0.3;
 export const DEFAULT_RERANK_WEIGHT = 0.7;
 export const DEFAULT_NEWER_FIRST_SIMILARITY = 0.6;
@@ -194,18 +205,17 @@ export interface RankingOutcome {
 
 /**
  * Applies the defaults of `SearchOptions`: when only one weight is set the other defaults to
- * `1 − it`; when neither is, the weights of the query's language ({@link DEFAULT_VECTOR_WEIGHTS};
- * the seed's 0.7 / 0.3 with the MIN_MAX fusion); `topK` 0 or unset means 10. Throws a RangeError
- * for a value outside its documented range (the request validation should have answered
- * FIELD_INVALID before).
+ * `1 − it`; when neither is, the weights of the query's form ({@link DEFAULT_VECTOR_WEIGHTS};
+ * the seed's 0.7 / 0.3 with the MIN_MAX fusion); `topK` 0 or unset means 10. Throws a RangeError for a value outside its documented
+ * range (the request validation should have answered FIELD_INVALID before).
  */
 export function resolveRankingOptions(
   input: RankingOptionsInput = {},
-  language: QueryLanguage = 'en',
+  form: QueryForm = 'QUESTION',
 ): RankingOptions {
   const { vectorWeight: vw, textWeight: tw } = input;
   const fusion = input.fusion ?? DEFAULT_FUSION;
-  const defaultVector = fusion === 'MIN_MAX' ? SEED_VECTOR_WEIGHT : DEFAULT_VECTOR_WEIGHTS[language];
+  const defaultVector = fusion === 'MIN_MAX' ? SEED_VECTOR_WEIGHT : DEFAULT_VECTOR_WEIGHTS[form];
   const vectorWeight = vw ?? (tw === undefined ? defaultVector : 1 - tw);
   const textWeight = tw ?? (vw === undefined ? 1 - defaultVector : 1 - vw);
   const options: RankingOptions = {
@@ -273,7 +283,11 @@ function validateOptions(o: RankingOptions): void {
  * so `vectorWeight = 0` and `textWeight = vectorWeight + textWeight`, keeping the score scale.
  */
 export function degradedOptions(options: RankingOptions): RankingOptions {
-  return { ...options, vectorWeight: 0, textWeight: options.vectorWeight + options.textWeight };
+  return {
+    ...options,
+    vectorWeight: 0,
+    textWeight: options.vectorWeight + options.textWeight,
+  };
 }
 
 /**
@@ -394,40 +408,44 @@ export interface Selection<T extends Selectable> {
 
 /**
  * Whether `newer` is to be placed before `older` (step 7): `newer(newer, older)` true. Unset: never.
- * Must be a strict order (irreflexive, acyclic), as "later in time" is.
  */
 export type NewerRule<T> = (newer: T, older: T) => boolean;
 
 /**
- * The item to take instead of `chosen` (at index `index` of `pool`): while some other item of the
- * pool is a newer statement of its subject, the best-scored such item, repeatedly. Returns the
- * final index and the id of the item it was taken instead of, the last link of that chain
- * (undefined when `chosen` stays).
+ * The item to take instead of `chosen` (at index `index` of `pool`): among the other items that are
+ * newer statements of its subject (`rule`), the one most similar to it (by `similarity`; ties to
+ * the better score) — one step, never a chain, so that the replacement stays about what was
+ * chosen. Returns that index and the id it was taken instead of, or `index` alone.
  */
 function newestOf<T extends Selectable>(
   pool: readonly { item: T }[],
   index: number,
   rule: NewerRule<T> | undefined,
+  similarity: (a: T, b: T) => number,
 ): { index: number; supersedes?: string } {
-  if (rule === undefined) return { index };
-  let current = index;
-  let supersedes: string | undefined;
-  for (;;) {
-    const chosen = pool[current]?.item;
-    if (chosen === undefined) return { index: current };
-    let best = -1;
-    let incumbent: T | undefined;
-    pool.forEach(({ item }, i) => {
-      if (i === current || !rule(item, chosen)) return;
-      if (incumbent === undefined || byScoreThenId(item, incumbent) < 0) {
-        best = i;
-        incumbent = item;
-      }
-    });
-    if (best === -1) return supersedes === undefined ? { index: current } : { index: current, supersedes };
-    supersedes = chosen.id;
-    current = best;
-  }
+  const chosen = pool[index]?.item;
+  if (rule === undefined || chosen === undefined) return { index };
+  let best = -1;
+  let bestSimilarity = -Infinity;
+  let incumbent: T | undefined;
+  pool.forEach(({ item }, i) => {
+    if (i === index || !rule(item, chosen)) return;
+    const sim = similarity(item, chosen);
+    if (
+      sim > bestSimilarity ||
+      (sim === bestSimilarity && incumbent !== undefined && byScoreThenId(item, incumbent) < 0)
+    ) {
+      best = i;
+      bestSimilarity = sim;
+      incumbent = item;
+    }
+  });
+  return best === -1 ? { index } : { index: best, supersedes: chosen.id };
+}
+
+/** The cosine similarity of two items' stored vectors (0 when either has none). */
+function similarityOf(a: Selectable, b: Selectable): number {
+  return cosine(a.vector, b.vector);
 }
 
 /** Higher score first, then id ascending: the order without MMR and the MMR tie-breaker. */
@@ -448,7 +466,7 @@ export function topByScore<T extends Selectable>(
   const remaining = [...items].sort(byScoreThenId).map((item) => ({ item }));
   const selected: Selection<T>[] = [];
   while (selected.length < topK && remaining.length > 0) {
-    const { index, supersedes } = newestOf(remaining, 0, newer);
+    const { index, supersedes } = newestOf(remaining, 0, newer, similarityOf);
     const [chosen] = remaining.splice(index, 1);
     if (chosen === undefined) break;
     const item = chosen.item;
@@ -493,7 +511,7 @@ export function mmr<T extends Selectable>(
         bestScore = value;
       }
     }
-    const replaced = newestOf(remaining, best, newer);
+    const replaced = newestOf(remaining, best, newer, similarityOf);
     const [chosen] = remaining.splice(replaced.index, 1);
     if (chosen === undefined) break;
     const penalty = (1 - lambda) * chosen.maxSim;
@@ -531,7 +549,7 @@ function inWindow(t: number, window: NonNullable<RankingContext['window']>): boo
 
 /**
  * Ranks the merged candidates of one search at the reference time `now` (epoch ms), for a query
- * of `language` (its default weights). Throws a RangeError for invalid options, duplicate ids or
+ * of `form` (its default weights). Throws a RangeError for invalid options, duplicate ids or
  * non-finite signal values.
  */
 export function rank(
@@ -539,9 +557,9 @@ export function rank(
   input: RankingOptionsInput = {},
   now: number = Date.now(),
   context: RankingContext = {},
-  language: QueryLanguage = 'en',
+  form: QueryForm = 'QUESTION',
 ): RankingOutcome {
-  const requested = resolveRankingOptions(input, language);
+  const requested = resolveRankingOptions(input, form);
   const ids = new Set<string>();
   for (const c of candidates) {
     if (ids.has(c.id)) throw new RangeError(`duplicate candidate id ${c.id}`);
@@ -628,7 +646,7 @@ export function rank(
   // Newer statements first: of two items about the same subject (stored vectors at least
   // `newerFirstSimilarity` alike) that are both relevant (the newer at least `newerFirstRelevance`
   // of the older's relevance), the later one is taken first — when the query asks how things
-  // stand now, and not within a time it names.
+  // stand now, and not within a time it names. Of several, the one most similar to the older.
   const timeOf = (s: Scored) => s.candidate.occurredAt ?? s.candidate.createdAt;
   const newer: NewerRule<Scored> | undefined =
     options.newerFirst && window === undefined && (context.currentState ?? true)

@@ -25,7 +25,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file engram/retrieval/v1/search.proto.
  */
 export const file_engram_retrieval_v1_search: GenFile = /*@__PURE__*/
-  fileDesc("CiBlbmdyYW0vcmV0cmlldmFsL3YxL3NlYXJjaC5wcm90bxITZW5ncmFtLnJldHJpZXZhbC52MSLgCAoNU2VhcmNoT3B0aW9ucxIgCg12ZWN0b3Jfd2VpZ2h0GAEgASgBQgTiQQEBSACIAQESHgoLdGV4dF93ZWlnaHQYAiABKAFCBOJBAQFIAYgBARIgCg1kZWNheV9lbmFibGVkGAMgASgIQgTiQQEBSAKIAQESIQoOaGFsZl9saWZlX2RheXMYBCABKAFCBOJBAQFIA4gBARI4Cg5yZWZlcmVuY2VfdGltZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBOJBAQESHgoLbW1yX2VuYWJsZWQYBiABKAhCBOJBAQFIBIgBARIdCgptbXJfbGFtYmRhGAcgASgBQgTiQQEBSAWIAQESJQoSY2FuZGlkYXRlX211bHRpcGxlGAggASgFQgTiQQEBSAaIAQESHAoJbWluX3Njb3JlGAkgASgBQgTiQQEBSAeIAQESNgoGZnVzaW9uGAogASgOMhsuZW5ncmFtLnJldHJpZXZhbC52MS5GdXNpb25CBOJBAQFICIgBARIYCgVycmZfaxgLIAEoBUIE4kEBAUgJiAEBEjgKB3JlY2VuY3kYDCABKA4yHC5lbmdyYW0ucmV0cmlldmFsLnYxLlJlY2VuY3lCBOJBAQFICogBARIhCg5yZWNlbmN5X3dlaWdodBgNIAEoAUIE4kEBAUgLiAEBEiUKEnRpbWVfd2luZG93X3dlaWdodBgOIAEoAUIE4kEBAUgMiAEBEiEKDnJlcmFua19lbmFibGVkGA8gASgIQgTiQQEBSA2IAQESJAoRcmVyYW5rX2NhbmRpZGF0ZXMYECABKAVCBOJBAQFIDogBARIgCg1yZXJhbmtfd2VpZ2h0GBEgASgBQgTiQQEBSA+IAQESHgoLbmV3ZXJfZmlyc3QYEiABKAhCBOJBAQFIEIgBARIpChZuZXdlcl9maXJzdF9zaW1pbGFyaXR5GBMgASgBQgTiQQEBSBGIAQESKAoVbmV3ZXJfZmlyc3RfcmVsZXZhbmNlGBQgASgBQgTiQQEBSBKIAQFCEAoOX3ZlY3Rvcl93ZWlnaHRCDgoMX3RleHRfd2VpZ2h0QhAKDl9kZWNheV9lbmFibGVkQhEKD19oYWxmX2xpZmVfZGF5c0IOCgxfbW1yX2VuYWJsZWRCDQoLX21tcl9sYW1iZGFCFQoTX2NhbmRpZGF0ZV9tdWx0aXBsZUIMCgpfbWluX3Njb3JlQgkKB19mdXNpb25CCAoGX3JyZl9rQgoKCF9yZWNlbmN5QhEKD19yZWNlbmN5X3dlaWdodEIVChNfdGltZV93aW5kb3dfd2VpZ2h0QhEKD19yZXJhbmtfZW5hYmxlZEIUChJfcmVyYW5rX2NhbmRpZGF0ZXNCEAoOX3JlcmFua193ZWlnaHRCDgoMX25ld2VyX2ZpcnN0QhkKF19uZXdlcl9maXJzdF9zaW1pbGFyaXR5QhgKFl9uZXdlcl9maXJzdF9yZWxldmFuY2Ui+wIKDFNlYXJjaEZpbHRlchIvCgVraW5kcxgBIAMoDjIaLmVuZ3JhbS5jb21tb24udjEuSXRlbUtpbmRCBOJBAQESPAoMbWVtb3J5X3R5cGVzGAIgAygOMiAuZW5ncmFtLmdvdmVybmFuY2UudjEuTWVtb3J5VHlwZUIE4kEBARIYCgpuYW1lc3BhY2VzGAMgAygJQgTiQQEBEiEKDm1pbl9jb25maWRlbmNlGAQgASgBQgTiQQEBSACIAQESLQoGc2NvcGVzGAUgAygOMhcuZW5ncmFtLmNvbW1vbi52MS5TY29wZUIE4kEBARIVCgdvcmdfaWRzGAYgAygJQgTiQQEBEhYKCHNlc3Npb25zGAcgAygJQgTiQQEBEhcKCWRvY3VtZW50cxgIIAMoCUIE4kEBARI1CgpvY2N1cl90aW1lGAkgASgLMhsuZW5ncmFtLmNvbW1vbi52MS5UaW1lUmFuZ2VCBOJBAQFCEQoPX21pbl9jb25maWRlbmNlIuABCgVSb3VuZBIVCgdzZXNzaW9uGAEgASgJQgTiQQEDEhoKDHVzZXJfbWVzc2FnZRgCIAEoCUIE4kEBAxIfChFhc3Npc3RhbnRfbWVzc2FnZRgDIAEoCUIE4kEBAxIcCg5maXJzdF9zZXF1ZW5jZRgEIAEoA0IE4kEBAxIbCg1sYXN0X3NlcXVlbmNlGAUgASgDQgTiQQEDEhIKBHRleHQYBiABKAlCBOJBAQMSNAoKb2NjdXJfdGltZRgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBOJBAQMi2gQKDlNjb3JlQnJlYWtkb3duEh0KCnZlY3Rvcl9yYXcYASABKAFCBOJBAQNIAIgBARIfChF2ZWN0b3Jfbm9ybWFsaXplZBgCIAEoAUIE4kEBAxIYCgpkZW5zZV9yYW5rGAMgASgFQgTiQQEDEhsKCHRleHRfcmF3GAQgASgBQgTiQQEDSAGIAQESHQoPdGV4dF9ub3JtYWxpemVkGAUgASgBQgTiQQEDEhoKDGxleGljYWxfcmFuaxgGIAEoBUIE4kEBAxIbCg1tYXRjaGVkX3Rlcm1zGAcgAygJQgTiQQEDEhMKBWZ1c2VkGAogASgBQgTiQQEDEhYKCGFnZV9kYXlzGAsgASgBQgTiQQEDEhoKDGRlY2F5X2ZhY3RvchgMIAEoAUIE4kEBAxIfCgxyZXJhbmtfc2NvcmUYDSABKAFCBOJBAQNIAogBARIgChJ0aW1lX3dpbmRvd19mYWN0b3IYDiABKAFCBOJBAQMSFwoJcmVsZXZhbmNlGA8gASgBQgTiQQEDEiAKEnJlY2VuY3lfbXVsdGlwbGllchgQIAEoAUIE4kEBAxIcCg5tYXhfc2ltaWxhcml0eRgUIAEoAUIE4kEBAxIYCgpzdXBlcnNlZGVzGBggASgJQgTiQQEDEhkKC21tcl9wZW5hbHR5GBUgASgBQgTiQQEDEhcKCW1tcl9zY29yZRgWIAEoAUIE4kEBAxIZCgtmaW5hbF9zY29yZRgXIAEoAUIE4kEBA0INCgtfdmVjdG9yX3Jhd0ILCglfdGV4dF9yYXdCDwoNX3JlcmFua19zY29yZSKUAwoMU2VhcmNoUmVzdWx0Ei4KBGtpbmQYASABKA4yGi5lbmdyYW0uY29tbW9uLnYxLkl0ZW1LaW5kQgTiQQEDEhIKBG5hbWUYAiABKAlCBOJBAQMSNAoGbWVtb3J5GAMgASgLMhwuZW5ncmFtLmdvdmVybmFuY2UudjEuTWVtb3J5QgTiQQEDSAASMQoFY2h1bmsYBCABKAsyGi5lbmdyYW0uaW5nZXN0aW9uLnYxLkNodW5rQgTiQQEDSAASMQoFcm91bmQYBSABKAsyGi5lbmdyYW0ucmV0cmlldmFsLnYxLlJvdW5kQgTiQQEDSAASNQoIZG9jdW1lbnQYCSABKAsyHS5lbmdyYW0uaW5nZXN0aW9uLnYxLkRvY3VtZW50QgTiQQEDEhMKBXNjb3JlGAYgASgBQgTiQQEDEhIKBHJhbmsYByABKAVCBOJBAQMSPAoJYnJlYWtkb3duGAggASgLMiMuZW5ncmFtLnJldHJpZXZhbC52MS5TY29yZUJyZWFrZG93bkIE4kEBA0IGCgRpdGVtIpoHCgtTZWFyY2hTdGF0cxIeChBkZW5zZV9jYW5kaWRhdGVzGAEgASgFQgTiQQEDEiAKEmxleGljYWxfY2FuZGlkYXRlcxgCIAEoBUIE4kEBAxIfChFtZXJnZWRfY2FuZGlkYXRlcxgDIAEoBUIE4kEBAxIbCg1kcmlmdF9kcm9wcGVkGAQgASgFQgTiQQEDEh8KEW1pbl9zY29yZV9kcm9wcGVkGAUgASgFQgTiQQEDEhYKCGRlZ3JhZGVkGAogASgIQgTiQQEDEkIKD2RlZ3JhZGVkX3JlYXNvbhgLIAEoDjIjLmVuZ3JhbS5yZXRyaWV2YWwudjEuRGVncmFkZWRSZWFzb25CBOJBAQMSHgoQZGVncmFkZWRfbWVzc2FnZRgMIAEoCUIE4kEBAxIdCg9lbWJlZGRpbmdfbW9kZWwYFCABKAlCBOJBAQMSIgoUZW1iZWRkaW5nX2RpbWVuc2lvbnMYFSABKAVCBOJBAQMSGgoMcXVlcnlfdG9rZW5zGBYgASgFQgTiQQEDEh0KD3F1ZXJ5X3RydW5jYXRlZBgXIAEoCEIE4kEBAxIZCgtxdWVyeV90ZXJtcxgYIAEoBUIE4kEBAxIcCg5xdWVyeV9sYW5ndWFnZRgZIAEoCUIE4kEBAxI8ChFxdWVyeV90aW1lX3dpbmRvdxgaIAEoCzIbLmVuZ3JhbS5jb21tb24udjEuVGltZVJhbmdlQgTiQQEDEiQKFnF1ZXJ5X3RpbWVfZXhwcmVzc2lvbnMYGyADKAlCBOJBAQMSJgoYcXVlcnlfYXNrc19jdXJyZW50X3N0YXRlGBwgASgIQgTiQQEDEj4KDWluZGV4X2JhY2tlbmQYHiABKA4yIS5lbmdyYW0ucmV0cmlldmFsLnYxLkluZGV4QmFja2VuZEIE4kEBAxJBCg9hcHBsaWVkX29wdGlvbnMYHyABKAsyIi5lbmdyYW0ucmV0cmlldmFsLnYxLlNlYXJjaE9wdGlvbnNCBOJBAQMSMAoHZWxhcHNlZBggIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkIE4kEBAxIaCgxyZXJhbmtfbW9kZWwYKCABKAlCBOJBAQMSIQoTcmVyYW5rZWRfY2FuZGlkYXRlcxgpIAEoBUIE4kEBAxI3Cg5yZXJhbmtfZWxhcHNlZBgqIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkIE4kEBAypWCgZGdXNpb24SFgoSRlVTSU9OX1VOU1BFQ0lGSUVEEAASEAoMRlVTSU9OX1NDT1JFEAESEgoORlVTSU9OX01JTl9NQVgQAhIOCgpGVVNJT05fUlJGEAMqUwoHUmVjZW5jeRIXChNSRUNFTkNZX1VOU1BFQ0lGSUVEEAASEwoPUkVDRU5DWV9CT1VOREVEEAESGgoWUkVDRU5DWV9NVUxUSVBMSUNBVElWRRACKooBCg5EZWdyYWRlZFJlYXNvbhIfChtERUdSQURFRF9SRUFTT05fVU5TUEVDSUZJRUQQABIpCiVERUdSQURFRF9SRUFTT05fRU1CRURESU5HX1VOQVZBSUxBQkxFEAESLAooREVHUkFERURfUkVBU09OX1ZFQ1RPUl9JTkRFWF9VTkFWQUlMQUJMRRACYgZwcm90bzM", [file_engram_common_v1_item_kind, file_engram_common_v1_scope, file_engram_common_v1_time_range, file_engram_governance_v1_memory, file_engram_ingestion_v1_document, file_engram_retrieval_v1_index, file_google_api_field_behavior, file_google_protobuf_duration, file_google_protobuf_timestamp]);
+  fileDesc("CiBlbmdyYW0vcmV0cmlldmFsL3YxL3NlYXJjaC5wcm90bxITZW5ncmFtLnJldHJpZXZhbC52MSLgCAoNU2VhcmNoT3B0aW9ucxIgCg12ZWN0b3Jfd2VpZ2h0GAEgASgBQgTiQQEBSACIAQESHgoLdGV4dF93ZWlnaHQYAiABKAFCBOJBAQFIAYgBARIgCg1kZWNheV9lbmFibGVkGAMgASgIQgTiQQEBSAKIAQESIQoOaGFsZl9saWZlX2RheXMYBCABKAFCBOJBAQFIA4gBARI4Cg5yZWZlcmVuY2VfdGltZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBOJBAQESHgoLbW1yX2VuYWJsZWQYBiABKAhCBOJBAQFIBIgBARIdCgptbXJfbGFtYmRhGAcgASgBQgTiQQEBSAWIAQESJQoSY2FuZGlkYXRlX211bHRpcGxlGAggASgFQgTiQQEBSAaIAQESHAoJbWluX3Njb3JlGAkgASgBQgTiQQEBSAeIAQESNgoGZnVzaW9uGAogASgOMhsuZW5ncmFtLnJldHJpZXZhbC52MS5GdXNpb25CBOJBAQFICIgBARIYCgVycmZfaxgLIAEoBUIE4kEBAUgJiAEBEjgKB3JlY2VuY3kYDCABKA4yHC5lbmdyYW0ucmV0cmlldmFsLnYxLlJlY2VuY3lCBOJBAQFICogBARIhCg5yZWNlbmN5X3dlaWdodBgNIAEoAUIE4kEBAUgLiAEBEiUKEnRpbWVfd2luZG93X3dlaWdodBgOIAEoAUIE4kEBAUgMiAEBEiEKDnJlcmFua19lbmFibGVkGA8gASgIQgTiQQEBSA2IAQESJAoRcmVyYW5rX2NhbmRpZGF0ZXMYECABKAVCBOJBAQFIDogBARIgCg1yZXJhbmtfd2VpZ2h0GBEgASgBQgTiQQEBSA+IAQESHgoLbmV3ZXJfZmlyc3QYEiABKAhCBOJBAQFIEIgBARIpChZuZXdlcl9maXJzdF9zaW1pbGFyaXR5GBMgASgBQgTiQQEBSBGIAQESKAoVbmV3ZXJfZmlyc3RfcmVsZXZhbmNlGBQgASgBQgTiQQEBSBKIAQFCEAoOX3ZlY3Rvcl93ZWlnaHRCDgoMX3RleHRfd2VpZ2h0QhAKDl9kZWNheV9lbmFibGVkQhEKD19oYWxmX2xpZmVfZGF5c0IOCgxfbW1yX2VuYWJsZWRCDQoLX21tcl9sYW1iZGFCFQoTX2NhbmRpZGF0ZV9tdWx0aXBsZUIMCgpfbWluX3Njb3JlQgkKB19mdXNpb25CCAoGX3JyZl9rQgoKCF9yZWNlbmN5QhEKD19yZWNlbmN5X3dlaWdodEIVChNfdGltZV93aW5kb3dfd2VpZ2h0QhEKD19yZXJhbmtfZW5hYmxlZEIUChJfcmVyYW5rX2NhbmRpZGF0ZXNCEAoOX3JlcmFua193ZWlnaHRCDgoMX25ld2VyX2ZpcnN0QhkKF19uZXdlcl9maXJzdF9zaW1pbGFyaXR5QhgKFl9uZXdlcl9maXJzdF9yZWxldmFuY2Ui+wIKDFNlYXJjaEZpbHRlchIvCgVraW5kcxgBIAMoDjIaLmVuZ3JhbS5jb21tb24udjEuSXRlbUtpbmRCBOJBAQESPAoMbWVtb3J5X3R5cGVzGAIgAygOMiAuZW5ncmFtLmdvdmVybmFuY2UudjEuTWVtb3J5VHlwZUIE4kEBARIYCgpuYW1lc3BhY2VzGAMgAygJQgTiQQEBEiEKDm1pbl9jb25maWRlbmNlGAQgASgBQgTiQQEBSACIAQESLQoGc2NvcGVzGAUgAygOMhcuZW5ncmFtLmNvbW1vbi52MS5TY29wZUIE4kEBARIVCgdvcmdfaWRzGAYgAygJQgTiQQEBEhYKCHNlc3Npb25zGAcgAygJQgTiQQEBEhcKCWRvY3VtZW50cxgIIAMoCUIE4kEBARI1CgpvY2N1cl90aW1lGAkgASgLMhsuZW5ncmFtLmNvbW1vbi52MS5UaW1lUmFuZ2VCBOJBAQFCEQoPX21pbl9jb25maWRlbmNlIuABCgVSb3VuZBIVCgdzZXNzaW9uGAEgASgJQgTiQQEDEhoKDHVzZXJfbWVzc2FnZRgCIAEoCUIE4kEBAxIfChFhc3Npc3RhbnRfbWVzc2FnZRgDIAEoCUIE4kEBAxIcCg5maXJzdF9zZXF1ZW5jZRgEIAEoA0IE4kEBAxIbCg1sYXN0X3NlcXVlbmNlGAUgASgDQgTiQQEDEhIKBHRleHQYBiABKAlCBOJBAQMSNAoKb2NjdXJfdGltZRgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBOJBAQMi2gQKDlNjb3JlQnJlYWtkb3duEh0KCnZlY3Rvcl9yYXcYASABKAFCBOJBAQNIAIgBARIfChF2ZWN0b3Jfbm9ybWFsaXplZBgCIAEoAUIE4kEBAxIYCgpkZW5zZV9yYW5rGAMgASgFQgTiQQEDEhsKCHRleHRfcmF3GAQgASgBQgTiQQEDSAGIAQESHQoPdGV4dF9ub3JtYWxpemVkGAUgASgBQgTiQQEDEhoKDGxleGljYWxfcmFuaxgGIAEoBUIE4kEBAxIbCg1tYXRjaGVkX3Rlcm1zGAcgAygJQgTiQQEDEhMKBWZ1c2VkGAogASgBQgTiQQEDEhYKCGFnZV9kYXlzGAsgASgBQgTiQQEDEhoKDGRlY2F5X2ZhY3RvchgMIAEoAUIE4kEBAxIfCgxyZXJhbmtfc2NvcmUYDSABKAFCBOJBAQNIAogBARIgChJ0aW1lX3dpbmRvd19mYWN0b3IYDiABKAFCBOJBAQMSFwoJcmVsZXZhbmNlGA8gASgBQgTiQQEDEiAKEnJlY2VuY3lfbXVsdGlwbGllchgQIAEoAUIE4kEBAxIcCg5tYXhfc2ltaWxhcml0eRgUIAEoAUIE4kEBAxIYCgpzdXBlcnNlZGVzGBggASgJQgTiQQEDEhkKC21tcl9wZW5hbHR5GBUgASgBQgTiQQEDEhcKCW1tcl9zY29yZRgWIAEoAUIE4kEBAxIZCgtmaW5hbF9zY29yZRgXIAEoAUIE4kEBA0INCgtfdmVjdG9yX3Jhd0ILCglfdGV4dF9yYXdCDwoNX3JlcmFua19zY29yZSKUAwoMU2VhcmNoUmVzdWx0Ei4KBGtpbmQYASABKA4yGi5lbmdyYW0uY29tbW9uLnYxLkl0ZW1LaW5kQgTiQQEDEhIKBG5hbWUYAiABKAlCBOJBAQMSNAoGbWVtb3J5GAMgASgLMhwuZW5ncmFtLmdvdmVybmFuY2UudjEuTWVtb3J5QgTiQQEDSAASMQoFY2h1bmsYBCABKAsyGi5lbmdyYW0uaW5nZXN0aW9uLnYxLkNodW5rQgTiQQEDSAASMQoFcm91bmQYBSABKAsyGi5lbmdyYW0ucmV0cmlldmFsLnYxLlJvdW5kQgTiQQEDSAASNQoIZG9jdW1lbnQYCSABKAsyHS5lbmdyYW0uaW5nZXN0aW9uLnYxLkRvY3VtZW50QgTiQQEDEhMKBXNjb3JlGAYgASgBQgTiQQEDEhIKBHJhbmsYByABKAVCBOJBAQMSPAoJYnJlYWtkb3duGAggASgLMiMuZW5ncmFtLnJldHJpZXZhbC52MS5TY29yZUJyZWFrZG93bkIE4kEBA0IGCgRpdGVtItQHCgtTZWFyY2hTdGF0cxIeChBkZW5zZV9jYW5kaWRhdGVzGAEgASgFQgTiQQEDEiAKEmxleGljYWxfY2FuZGlkYXRlcxgCIAEoBUIE4kEBAxIfChFtZXJnZWRfY2FuZGlkYXRlcxgDIAEoBUIE4kEBAxIbCg1kcmlmdF9kcm9wcGVkGAQgASgFQgTiQQEDEh8KEW1pbl9zY29yZV9kcm9wcGVkGAUgASgFQgTiQQEDEhYKCGRlZ3JhZGVkGAogASgIQgTiQQEDEkIKD2RlZ3JhZGVkX3JlYXNvbhgLIAEoDjIjLmVuZ3JhbS5yZXRyaWV2YWwudjEuRGVncmFkZWRSZWFzb25CBOJBAQMSHgoQZGVncmFkZWRfbWVzc2FnZRgMIAEoCUIE4kEBAxIdCg9lbWJlZGRpbmdfbW9kZWwYFCABKAlCBOJBAQMSIgoUZW1iZWRkaW5nX2RpbWVuc2lvbnMYFSABKAVCBOJBAQMSGgoMcXVlcnlfdG9rZW5zGBYgASgFQgTiQQEDEh0KD3F1ZXJ5X3RydW5jYXRlZBgXIAEoCEIE4kEBAxIZCgtxdWVyeV90ZXJtcxgYIAEoBUIE4kEBAxIcCg5xdWVyeV9sYW5ndWFnZRgZIAEoCUIE4kEBAxI8ChFxdWVyeV90aW1lX3dpbmRvdxgaIAEoCzIbLmVuZ3JhbS5jb21tb24udjEuVGltZVJhbmdlQgTiQQEDEiQKFnF1ZXJ5X3RpbWVfZXhwcmVzc2lvbnMYGyADKAlCBOJBAQMSJgoYcXVlcnlfYXNrc19jdXJyZW50X3N0YXRlGBwgASgIQgTiQQEDEjgKCnF1ZXJ5X2Zvcm0YHSABKA4yHi5lbmdyYW0ucmV0cmlldmFsLnYxLlF1ZXJ5Rm9ybUIE4kEBAxI+Cg1pbmRleF9iYWNrZW5kGB4gASgOMiEuZW5ncmFtLnJldHJpZXZhbC52MS5JbmRleEJhY2tlbmRCBOJBAQMSQQoPYXBwbGllZF9vcHRpb25zGB8gASgLMiIuZW5ncmFtLnJldHJpZXZhbC52MS5TZWFyY2hPcHRpb25zQgTiQQEDEjAKB2VsYXBzZWQYICABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb25CBOJBAQMSGgoMcmVyYW5rX21vZGVsGCggASgJQgTiQQEDEiEKE3JlcmFua2VkX2NhbmRpZGF0ZXMYKSABKAVCBOJBAQMSNwoOcmVyYW5rX2VsYXBzZWQYKiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb25CBOJBAQMqVgoGRnVzaW9uEhYKEkZVU0lPTl9VTlNQRUNJRklFRBAAEhAKDEZVU0lPTl9TQ09SRRABEhIKDkZVU0lPTl9NSU5fTUFYEAISDgoKRlVTSU9OX1JSRhADKlMKB1JlY2VuY3kSFwoTUkVDRU5DWV9VTlNQRUNJRklFRBAAEhMKD1JFQ0VOQ1lfQk9VTkRFRBABEhoKFlJFQ0VOQ1lfTVVMVElQTElDQVRJVkUQAipzCglRdWVyeUZvcm0SGgoWUVVFUllfRk9STV9VTlNQRUNJRklFRBAAEhcKE1FVRVJZX0ZPUk1fUVVFU1RJT04QARIYChRRVUVSWV9GT1JNX1NUQVRFTUVOVBACEhcKE1FVRVJZX0ZPUk1fS0VZV09SRFMQAyqKAQoORGVncmFkZWRSZWFzb24SHwobREVHUkFERURfUkVBU09OX1VOU1BFQ0lGSUVEEAASKQolREVHUkFERURfUkVBU09OX0VNQkVERElOR19VTkFWQUlMQUJMRRABEiwKKERFR1JBREVEX1JFQVNPTl9WRUNUT1JfSU5ERVhfVU5BVkFJTEFCTEUQAmIGcHJvdG8z", [file_engram_common_v1_item_kind, file_engram_common_v1_scope, file_engram_common_v1_time_range, file_engram_governance_v1_memory, file_engram_ingestion_v1_document, file_engram_retrieval_v1_index, file_google_api_field_behavior, file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * Ranking knobs of a hybrid search. Every field is optional; an unset field takes the default
@@ -50,7 +50,8 @@ export const file_engram_retrieval_v1_search: GenFile = /*@__PURE__*/
  * 2. Normalization, per signal, over the remaining candidates that have that signal, by `fusion`
  *    (see `Fusion`; the default is FUSION_SCORE). A candidate missing a signal gets 0 for it;
  *    when all candidates having a signal have the same value, each of them gets 1.
- * 3. Fusion: `fused = vector_weight · vector_normalized + text_weight · text_normalized`.
+ * 3. Fusion: `fused = vector_weight · vector_normalized + text_weight · text_normalized`, with
+ *    the weights as given or the defaults of the query's form.
  *    In a degraded answer (see `SearchStats.degraded`) the dense signal is missing for every
  *    candidate, and the weights are applied as `vector_weight = 0` and
  *    `text_weight = vector_weight + text_weight`, so that scores keep their scale and thresholds
@@ -88,9 +89,9 @@ export const file_engram_retrieval_v1_search: GenFile = /*@__PURE__*/
  */
 export type SearchOptions = Message<"engram.retrieval.v1.SearchOptions"> & {
   /**
-   * Weight of the dense (vector) signal in the fusion. Range [0, 1]. Default by the query's
-   * language (`SearchStats.query_language`): 0.6 for Chinese, 0.3 otherwise (0.7 whatever the
-   * language with FUSION_MIN_MAX); when only `text_weight` is set, the default is
+   * Weight of the dense (vector) signal in the fusion. Range [0, 1]. Default by the query's form
+   * (`SearchStats.query_form`): 0.2 for a question or keywords, 0.9 for a statement (0.7 whatever
+   * the form with FUSION_MIN_MAX); when only `text_weight` is set, the default is
    * `1 − text_weight`. 0 disables the dense signal: no query embedding is computed and no dense
    * candidates are fetched (pure lexical search; MMR still uses the candidates' stored vectors).
    * `vector_weight` and `text_weight` may not both be 0. The two weights need not sum to 1; if
@@ -102,9 +103,9 @@ export type SearchOptions = Message<"engram.retrieval.v1.SearchOptions"> & {
 
   /**
    * Weight of the lexical (BM25) signal in the fusion. Range [0, 1]. Default `1 −` the default
-   * `vector_weight` (0.4 for Chinese queries, 0.7 otherwise; 0.3 with FUSION_MIN_MAX); when only
-   * `vector_weight` is set, the default is `1 − vector_weight`. 0 disables the lexical signal
-   * (pure dense search).
+   * `vector_weight` (0.8 for a question or keywords, 0.1 for a statement; 0.3 with
+   * FUSION_MIN_MAX); when only `vector_weight` is set, the default is `1 − vector_weight`. 0
+   * disables the lexical signal (pure dense search).
    *
    * @generated from field: optional double text_weight = 2;
    */
@@ -192,7 +193,7 @@ export type SearchOptions = Message<"engram.retrieval.v1.SearchOptions"> & {
 
   /**
    * RECENCY_BOUNDED: the largest share of an item's relevance that age can take away, in [0, 1].
-   * Default 0.1 (a relevant memory of any age keeps at least 90 % of its relevance). Ignored by
+   * Default 0.05 (a relevant memory of any age keeps at least 95 % of its relevance). Ignored by
    * RECENCY_MULTIPLICATIVE.
    *
    * @generated from field: optional double recency_weight = 13;
@@ -826,9 +827,9 @@ export type SearchStats = Message<"engram.retrieval.v1.SearchStats"> & {
   queryTerms: number;
 
   /**
-   * The query's language as the ranking saw it: `zh` when it has at least as many CJK
-   * characters as Latin words, else `en`. It picks the default weights and, with the bilingual
-   * local embedder, how much each of its two models counts. Output only.
+   * The query's language as the search saw it: `zh` when it has at least as many CJK characters
+   * as Latin words, else `en`. It picks the date grammar and, with the bilingual local embedder,
+   * how much each of its two models counts. Output only.
    *
    * @generated from field: string query_language = 25;
    */
@@ -859,6 +860,13 @@ export type SearchStats = Message<"engram.retrieval.v1.SearchStats"> & {
    * @generated from field: bool query_asks_current_state = 28;
    */
   queryAsksCurrentState: boolean;
+
+  /**
+   * Question, statement or keywords: what the default weights depend on. Output only.
+   *
+   * @generated from field: engram.retrieval.v1.QueryForm query_form = 29;
+   */
+  queryForm: QueryForm;
 
   /**
    * Index implementation that answered. Output only.
@@ -1002,6 +1010,48 @@ export const RecencySchema: GenEnum<Recency> = /*@__PURE__*/
   enumDesc(file_engram_retrieval_v1_search, 1);
 
 /**
+ * What kind of text a search query is (`SearchStats.query_form`), by rules in English and Chinese.
+ *
+ * @generated from enum engram.retrieval.v1.QueryForm
+ */
+export enum QueryForm {
+  /**
+   * Not reported.
+   *
+   * @generated from enum value: QUERY_FORM_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * A question mark, or a question word at the start ("When did…", "为什么…").
+   *
+   * @generated from enum value: QUERY_FORM_QUESTION = 1;
+   */
+  QUESTION = 1,
+
+  /**
+   * Not a question, and at least five words (six CJK characters): a conversational message, such
+   * as the user message BuildContext searches with.
+   *
+   * @generated from enum value: QUERY_FORM_STATEMENT = 2;
+   */
+  STATEMENT = 2,
+
+  /**
+   * Anything shorter.
+   *
+   * @generated from enum value: QUERY_FORM_KEYWORDS = 3;
+   */
+  KEYWORDS = 3,
+}
+
+/**
+ * Describes the enum engram.retrieval.v1.QueryForm.
+ */
+export const QueryFormSchema: GenEnum<QueryForm> = /*@__PURE__*/
+  enumDesc(file_engram_retrieval_v1_search, 2);
+
+/**
  * Why a search answered with less than both signals.
  *
  * @generated from enum engram.retrieval.v1.DegradedReason
@@ -1035,5 +1085,5 @@ export enum DegradedReason {
  * Describes the enum engram.retrieval.v1.DegradedReason.
  */
 export const DegradedReasonSchema: GenEnum<DegradedReason> = /*@__PURE__*/
-  enumDesc(file_engram_retrieval_v1_search, 2);
+  enumDesc(file_engram_retrieval_v1_search, 3);
 
