@@ -23,7 +23,7 @@
  * `--warmup` calls, each figure interleaved call by call with its floor so that load hits both:
  * - health: `grpc.health.v1.Health/Check` round trip (the stack's own cost; no floor).
  * - search: `Search` (top_k 10, defaults) as `u0`; floors: the query embedding alone (the same
- *   local model, in this process) and the raw index query alone (the same per-kind dense + sparse
+ *   local embedder as the server's, built from the same configuration, in this process) and the raw index query alone (the same per-kind dense + sparse
  *   queries Search makes — `indexFilters`/`searchPlan` of the retrieval service — on the same
  *   index: for Qdrant the server's collection; for the embedded index a file copy of the server's
  *   index opened in this process, since the server holds its file lock).
@@ -64,7 +64,6 @@ import { GovernanceService, MemoryType } from '@engram/contracts/governance';
 import { Health, HealthCheckResponse_ServingStatus } from '@engram/contracts/grpc';
 import { IngestionService, MessageRole } from '@engram/contracts/ingestion';
 import { RetrievalService, SearchRequestSchema } from '@engram/contracts/retrieval';
-import { LocalEmbedder } from '@engram/embeddings';
 import { encodeQuery } from '@engram/lexical';
 import { mintToken, type Principal, type Role } from '@engram/runtime';
 import {
@@ -85,6 +84,9 @@ import {
   qdrantBinary,
   type RunningQdrant,
 } from '../../libs/vector-index/test/qdrant-harness.js';
+import { z } from 'zod';
+import { retrievalEnvShape } from '../../services/retrieval/src/config.js';
+import { createEmbedder } from '../../services/retrieval/src/resources.js';
 import { indexFilters } from '../../services/retrieval/src/search.js';
 import { searchPlan } from '../../services/retrieval/src/search-api.js';
 import { markdownDocument, memoryText, queries as makeQueries, rng, turns as makeTurns } from './data.js';
@@ -472,7 +474,8 @@ async function waitIndexed(server: Server, minMemoryPoints: number, timeoutMs: n
 // Measurements
 // ---------------------------------------------------------------------------------------------
 
-const embedder = new LocalEmbedder();
+/** The server's own embedder (the default bilingual space unless the environment says otherwise). */
+const embedder = createEmbedder(z.object(retrievalEnvShape).parse(process.env));
 
 /** Runs `rounds` iterations of `step(i)` after `warmup` unrecorded ones. */
 async function measure(warmup: number, rounds: number, step: (i: number, record: boolean) => Promise<void>) {

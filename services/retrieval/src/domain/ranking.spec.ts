@@ -516,3 +516,93 @@ describe('rank (end to end)', () => {
     expect(() => rank([dup, dup], {}, NOW)).toThrow(RangeError);
   });
 });
+
+describe('newer statements first (step 7)', () => {
+  // old: the older statement, most relevant; new: 40 days later, similar vector (cos 0.8),
+  // relevance ≥ half of old's; newer2: later still, also similar to old (cos 0.6) but less; noise:
+  // newest, unrelated (cos 0).
+  const unit = (...xs: number[]) => {
+    const n = Math.hypot(...xs);
+    return Float32Array.from(xs.map((x) => x / n));
+  };
+  const candidates: RankingCandidate[] = [
+    {
+      id: 'old',
+      dense: 0.9,
+      text: 10,
+      vector: unit(1, 0, 0),
+      occurredAt: daysAgo(100),
+      createdAt: NOW,
+      denseRank: 1,
+      lexicalRank: 1,
+    },
+    {
+      id: 'new',
+      dense: 0.85,
+      text: 6,
+      vector: unit(0.8, 0.6, 0),
+      occurredAt: daysAgo(60),
+      createdAt: NOW,
+      denseRank: 2,
+      lexicalRank: 2,
+    },
+    {
+      id: 'newer2',
+      dense: 0.8,
+      text: 5,
+      vector: unit(0.6, 0, 0.8),
+      occurredAt: daysAgo(30),
+      createdAt: NOW,
+      denseRank: 3,
+      lexicalRank: 3,
+    },
+    {
+      id: 'noise',
+      dense: 0.1,
+      text: 1,
+      vector: unit(0, 0, 1),
+      occurredAt: daysAgo(1),
+      createdAt: NOW,
+      denseRank: 4,
+      lexicalRank: 4,
+    },
+  ];
+  const base = { mmrEnabled: false, decayEnabled: false } as const;
+  const order = (input: object, context = {}) =>
+    rank(candidates, { ...base, ...input }, NOW, { currentState: true, ...context }).results.map((r) => [
+      r.id,
+      r.breakdown.supersedes,
+    ]);
+
+  it('takes the most similar newer statement before the older one, once, and keeps the older one next', () => {
+    // Without: old, new, newer2, noise by score.
+    expect(order({ newerFirst: false }).map(([id]) => id)).toEqual(['old', 'new', 'newer2', 'noise']);
+    // With: old is picked first; new (cos 0.8 ≥ 0.6, later, comparably relevant) and newer2
+    // (cos 0.6) qualify; the most similar, new, goes first; then old is taken (it gave its turn
+    // once already), then newer2 (old no longer waiting), then noise.
+    expect(order({})).toEqual([
+      ['new', 'old'],
+      ['old', undefined],
+      ['newer2', undefined],
+      ['noise', undefined],
+    ]);
+  });
+
+  it('needs similarity, a later time and comparable relevance', () => {
+    // Similarity 0.85 required: new (0.8) and newer2 (0.6) fall short → nothing moves.
+    expect(order({ newerFirstSimilarity: 0.85 }).map(([id]) => id)).toEqual([
+      'old',
+      'new',
+      'newer2',
+      'noise',
+    ]);
+    // Relevance 0.99 of the older's, in relevance and in the dense signal: nothing qualifies.
+    expect(order({ newerFirstRelevance: 0.99 }).map(([id]) => id)).toEqual(['old', 'new', 'newer2', 'noise']);
+  });
+
+  it('applies only to questions about how things stand now, and never within a named time', () => {
+    expect(order({}, { currentState: false }).map(([id]) => id)).toEqual(['old', 'new', 'newer2', 'noise']);
+    const window = { gte: daysAgo(200), lt: NOW };
+    expect(order({}, { window }).map(([id]) => id)).toEqual(['old', 'new', 'newer2', 'noise']);
+  });
+});

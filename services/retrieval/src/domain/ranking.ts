@@ -415,16 +415,20 @@ export type NewerRule<T> = (newer: T, older: T) => boolean;
  * The item to take instead of `chosen` (at index `index` of `pool`): among the other items that are
  * newer statements of its subject (`rule`), the one most similar to it (by `similarity`; ties to
  * the better score) — one step, never a chain, so that the replacement stays about what was
- * chosen. Returns that index and the id it was taken instead of, or `index` alone.
+ * chosen, and once per item (`superseded`): the next time the item is picked it is taken, so an
+ * older statement follows its newer one instead of sinking. Returns that index and the id it was
+ * taken instead of, or `index` alone.
  */
 function newestOf<T extends Selectable>(
   pool: readonly { item: T }[],
   index: number,
   rule: NewerRule<T> | undefined,
   similarity: (a: T, b: T) => number,
+  superseded: Set<string>,
 ): { index: number; supersedes?: string } {
   const chosen = pool[index]?.item;
-  if (rule === undefined || chosen === undefined) return { index };
+  // An item gives its turn once: the next time it is picked, it is taken.
+  if (rule === undefined || chosen === undefined || superseded.has(chosen.id)) return { index };
   let best = -1;
   let bestSimilarity = -Infinity;
   let incumbent: T | undefined;
@@ -440,7 +444,9 @@ function newestOf<T extends Selectable>(
       incumbent = item;
     }
   });
-  return best === -1 ? { index } : { index: best, supersedes: chosen.id };
+  if (best === -1) return { index };
+  superseded.add(chosen.id);
+  return { index: best, supersedes: chosen.id };
 }
 
 /** The cosine similarity of two items' stored vectors (0 when either has none). */
@@ -465,8 +471,9 @@ export function topByScore<T extends Selectable>(
 ): Selection<T>[] {
   const remaining = [...items].sort(byScoreThenId).map((item) => ({ item }));
   const selected: Selection<T>[] = [];
+  const superseded = new Set<string>();
   while (selected.length < topK && remaining.length > 0) {
-    const { index, supersedes } = newestOf(remaining, 0, newer, similarityOf);
+    const { index, supersedes } = newestOf(remaining, 0, newer, similarityOf, superseded);
     const [chosen] = remaining.splice(index, 1);
     if (chosen === undefined) break;
     const item = chosen.item;
@@ -495,6 +502,7 @@ export function mmr<T extends Selectable>(
 ): Selection<T>[] {
   const remaining = items.map((item) => ({ item, maxSim: 0 }));
   const selected: Selection<T>[] = [];
+  const superseded = new Set<string>();
   while (selected.length < topK && remaining.length > 0) {
     let best = 0;
     let bestScore = -Infinity;
@@ -511,7 +519,7 @@ export function mmr<T extends Selectable>(
         bestScore = value;
       }
     }
-    const replaced = newestOf(remaining, best, newer, similarityOf);
+    const replaced = newestOf(remaining, best, newer, similarityOf, superseded);
     const [chosen] = remaining.splice(replaced.index, 1);
     if (chosen === undefined) break;
     const penalty = (1 - lambda) * chosen.maxSim;

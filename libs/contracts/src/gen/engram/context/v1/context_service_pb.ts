@@ -66,7 +66,7 @@ export type KnowledgeOptions = Message<"engram.context.v1.KnowledgeOptions"> & {
   options?: SearchOptions | undefined;
 
   /**
-   * How many retrieved items the layer may include at most. Default 5; 1–50.
+   * How many retrieved items the layer may include at most. Default 8; 1–50.
    *
    * @generated from field: optional int32 top_k = 4;
    */
@@ -74,7 +74,7 @@ export type KnowledgeOptions = Message<"engram.context.v1.KnowledgeOptions"> & {
 
   /**
    * The minimum retrieval score (`SearchResult.score`) an item needs to be included. Default
-   * 0.30; finite and ≥ 0.
+   * 0.20; finite and ≥ 0.
    *
    * @generated from field: optional double min_score = 5;
    */
@@ -157,7 +157,7 @@ export type BuildContextRequest = Message<"engram.context.v1.BuildContextRequest
 
   /**
    * How knowledge is searched for the RETRIEVED_KNOWLEDGE layer. Optional; unset: all defaults
-   * (top 5 with score ≥ 0.30 among everything the caller may see).
+   * (top 8 with score ≥ 0.20 among everything the caller may see).
    *
    * @generated from field: engram.context.v1.KnowledgeOptions knowledge = 8;
    */
