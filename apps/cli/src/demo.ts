@@ -699,7 +699,7 @@ async function showSearch(clients: Clients): Promise<void> {
             `lexical ${num(b.textNormalized)} (BM25 ${num(b.textRaw)}, rank ${String(b.lexicalRank)}${terms})`,
         );
         out(
-          `      → fused ${num(b.fused)} × decay ${num(b.decayFactor)} (age ${b.ageDays.toFixed(1)} d) = score ${num(b.finalScore)}` +
+          `      → fused ${num(b.fused)} × window ${num(b.timeWindowFactor)} × recency ${num(b.recencyMultiplier)} (age ${b.ageDays.toFixed(1)} d) = score ${num(b.finalScore)}` +
             ` · MMR: similarity to earlier results ${num(b.maxSimilarity)}, penalty ${num(b.mmrPenalty)}, picked with ${num(b.mmrScore)}`,
         );
       }

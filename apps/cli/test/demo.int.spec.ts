@@ -80,7 +80,7 @@ describe('npm run demo', () => {
     expect(stdout).not.toContain('engram CLI failed');
     // Search results come with their score breakdown.
     const search = between(stdout, '4. Hybrid search', '5. Assembled context');
-    for (const part of [/fused/i, /decay/i, /mmr/i, /CHUNK/, /MEMORY/, /\b[01]\.\d{3}\b/])
+    for (const part of [/fused/i, /recency/i, /mmr/i, /CHUNK/, /MEMORY/, /\b[01]\.\d{3}\b/])
       expect(search).toMatch(part);
     // The context has its layers (the evergreen facts among them) and a trace ending with the message.
     const context = between(stdout, '5. Assembled context', 'Demo complete');

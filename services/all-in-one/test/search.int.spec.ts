@@ -245,9 +245,11 @@ describe('Search through gRPC on the embedded defaults', () => {
     expect(stats!.rerankModel).toBe('');
     expect(stats!.queryTerms).toBeGreaterThan(0);
     expect(stats!.indexBackend).toBe(IndexBackend.EMBEDDED);
-    // A question: the question weights (0.2 / 0.8); score fusion and bounded recency.
+    // A question: the question weights (0.2 / 0.8), adapted to the lexical coverage; score
+    // fusion and bounded recency.
     expect(stats!.queryForm).toBe(QueryForm.QUESTION);
-    const vectorWeight = 0.2;
+    expect(stats!.lexicalCoverage).toBeGreaterThan(0);
+    const vectorWeight = 0.2 + 0.8 * Math.max(0, 1 - stats!.lexicalCoverage! / 0.5);
     expect(stats!.appliedOptions?.vectorWeight).toBeCloseTo(vectorWeight, 12);
     expect(stats!.appliedOptions?.textWeight).toBeCloseTo(1 - vectorWeight, 12);
     expect(stats!.appliedOptions).toMatchObject({
@@ -257,6 +259,7 @@ describe('Search through gRPC on the embedded defaults', () => {
       recencyWeight: 0.05,
       timeWindowWeight: 0.3,
       rerankEnabled: false,
+      coverageThreshold: 0.5,
       newerFirst: true,
       decayEnabled: true,
       halfLifeDays: 30,

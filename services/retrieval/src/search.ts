@@ -486,9 +486,22 @@ export function createSearchHandler(deps: SearchDeps) {
         );
       }
 
+      // The lexical signal's confidence: how much of the query its best candidate holds.
+      let bestLexical: Hydrated | undefined;
+      for (const h of byName.values()) {
+        const r = h.merged.lexicalRank;
+        if (r === undefined) continue;
+        const incumbent = bestLexical?.merged.lexicalRank;
+        if (incumbent === undefined || r < incumbent) bestLexical = h;
+      }
+      const lexicalCoverage =
+        bestLexical === undefined || queryTerms.length === 0
+          ? undefined
+          : matchedTerms(queryTerms, bestLexical.text).length / queryTerms.length;
       const context_ = {
         denseExhausted: dense.length < limit,
         textExhausted: lexical.length < limit,
+        lexicalCoverage,
         ...(plan.window === undefined ? {} : { window: plan.window }),
         currentState: plan.currentState,
       };
@@ -572,6 +585,7 @@ export function createSearchHandler(deps: SearchDeps) {
           queryLanguage: plan.language,
           queryAsksCurrentState: plan.currentState,
           queryForm: QueryForm[plan.form],
+          ...(lexicalCoverage === undefined ? {} : { lexicalCoverage }),
           ...(plan.window === undefined
             ? {}
             : {

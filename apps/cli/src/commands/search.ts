@@ -32,10 +32,10 @@ export function resultText(result: SearchResult, max = 70): string {
   }
 }
 
-/** Rows of the results table; with `explain`, the score breakdown of blueprint §5. */
+/** Rows of the results table; with `explain`, the score breakdown (search.proto, decision 0022). */
 export function searchRows(response: SearchResponse, explain: boolean): { head: string[]; rows: string[][] } {
   const head = ['#', 'kind', 'score', 'item', 'name'];
-  if (explain) head.push('vector', 'text', 'fused', 'decay', 'mmr', 'terms');
+  if (explain) head.push('vector', 'text', 'fused', 'recency', 'mmr', 'terms');
   const rows = response.results.map((r) => {
     const row = [
       String(r.rank),
@@ -54,7 +54,11 @@ export function searchRows(response: SearchResponse, explain: boolean): { head: 
           ? '-'
           : `${formatScore(b.textRaw)}→${formatScore(b.textNormalized, 2)} #${b.lexicalRank || '-'}`,
         formatScore(b?.fused),
-        b === undefined ? '-' : `×${formatScore(b.decayFactor)} (${b.ageDays.toFixed(1)}d)`,
+        b === undefined
+          ? '-'
+          : `×${formatScore(b.recencyMultiplier)} (${b.ageDays.toFixed(1)}d)` +
+            (b.timeWindowFactor < 1 ? ` window ×${formatScore(b.timeWindowFactor, 2)}` : '') +
+            (b.supersedes === '' ? '' : ' newer'),
         b === undefined ? '-' : `${formatScore(b.mmrScore)} (sim ${formatScore(b.maxSimilarity, 2)})`,
         oneLine(b?.matchedTerms.join(' ') ?? '', 30),
       );

@@ -52,6 +52,8 @@ const options = fc
     timeWindowWeight: weight,
     rerankWeight: weight,
     newerFirst: fc.boolean(),
+    coverageThreshold: weight,
+    adaptiveWeights: fc.boolean(),
     newerFirstSimilarity: fc.double({ min: -1, max: 1, noNaN: true }),
     newerFirstRelevance: weight,
     decayEnabled: fc.boolean(),
@@ -77,6 +79,7 @@ const contexts = fc.record({
   denseExhausted: fc.boolean(),
   textExhausted: fc.boolean(),
   window: windows,
+  lexicalCoverage: fc.option(weight, { nil: undefined }),
 });
 
 describe('ranking properties', () => {

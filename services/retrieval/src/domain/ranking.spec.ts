@@ -41,6 +41,8 @@ describe('resolveRankingOptions', () => {
       recencyWeight: 0.05,
       timeWindowWeight: 0.3,
       rerankWeight: 0.7,
+      coverageThreshold: 0.5,
+      adaptiveWeights: true,
       newerFirst: true,
       newerFirstSimilarity: 0.6,
       newerFirstRelevance: 0.5,
@@ -54,14 +56,48 @@ describe('resolveRankingOptions', () => {
   });
 
   it('takes the weights of the query form, and the seed weights with the seed fusion', () => {
-    expect(resolveRankingOptions({}, 'STATEMENT')).toMatchObject({ vectorWeight: 0.9 });
+    expect(resolveRankingOptions({}, 'STATEMENT')).toMatchObject({
+      vectorWeight: 0.9,
+      adaptiveWeights: true,
+    });
     expect(resolveRankingOptions({}, 'STATEMENT').textWeight).toBeCloseTo(0.1, DIGITS);
     expect(resolveRankingOptions({}, 'KEYWORDS')).toMatchObject({ vectorWeight: 0.2, textWeight: 0.8 });
-    expect(resolveRankingOptions({ fusion: 'MIN_MAX' }, 'STATEMENT')).toMatchObject({ vectorWeight: 0.7 });
-    // An explicit weight wins over the form's default.
+    expect(resolveRankingOptions({ fusion: 'MIN_MAX' }, 'STATEMENT')).toMatchObject({
+      vectorWeight: 0.7,
+      adaptiveWeights: false,
+    });
+    // An explicit weight wins over the form's default, and is not adapted.
     expect(resolveRankingOptions({ textWeight: 0.5 }, 'STATEMENT')).toMatchObject({
       vectorWeight: 0.5,
       textWeight: 0.5,
+      adaptiveWeights: false,
+    });
+  });
+
+  it('raises the default dense weight when the best lexical candidate covers little of the query', () => {
+    const c = (coverage: number | undefined, input = {}) =>
+      rank(
+        [
+          { id: 'a', dense: 0.5, text: 3, createdAt: NOW },
+          { id: 'b', dense: 0.4, text: 1, createdAt: NOW },
+        ],
+        { ...input, mmrEnabled: false, newerFirst: false },
+        NOW,
+        { lexicalCoverage: coverage },
+        'QUESTION',
+      ).options;
+    // Threshold 0.5: coverage ≥ 0.5 keeps 0.2 / 0.8.
+    expect(c(0.6)).toMatchObject({ vectorWeight: 0.2 });
+    expect(c(undefined)).toMatchObject({ vectorWeight: 0.2 });
+    // coverage 0.25: doubt 1 − 0.25 / 0.5 = 0.5 → 0.2 + 0.8 · 0.5 = 0.6 (text 0.4).
+    expect(c(0.25).vectorWeight).toBeCloseTo(0.6, DIGITS);
+    expect(c(0.25).textWeight).toBeCloseTo(0.4, DIGITS);
+    // coverage 0: all dense; threshold 0 or explicit weights: nothing adapted.
+    expect(c(0).vectorWeight).toBeCloseTo(1, DIGITS);
+    expect(c(0, { coverageThreshold: 0 })).toMatchObject({ vectorWeight: 0.2 });
+    expect(c(0, { vectorWeight: 0.3, textWeight: 0.7 })).toMatchObject({
+      vectorWeight: 0.3,
+      textWeight: 0.7,
     });
   });
 
@@ -105,6 +141,7 @@ describe('resolveRankingOptions', () => {
     [{ rrfK: 1.5 }],
     [{ newerFirstSimilarity: 1.1 }],
     [{ newerFirstRelevance: -0.1 }],
+    [{ coverageThreshold: 1.5 }],
   ])('rejects %j', (input) => {
     expect(() => resolveRankingOptions(input)).toThrow(RangeError);
   });

@@ -4,7 +4,8 @@
  * lexical candidates, drops drifted rows, asks the reranker (when one is configured) and hands the
  * survivors here.
  *
- * 1. default weights by the query's form (question, keywords or statement);
+ * 1. default weights by the query's form (question, keywords or statement), the dense one raised
+ *    when the best lexical candidate covers less than `coverageThreshold` of the query's terms;
  * 2. per-signal normalization over the candidates having the signal, by the fusion:
  *    SCORE (default) — min–max, anchored at 0 when the signal's candidate list was exhausted (the
  *    index returned every match, so the weakest candidate is not a meaningful "irrelevant" anchor);
@@ -73,6 +74,11 @@ export interface RankingContext {
    * of a subject placed first. Default true (the ranking alone cannot tell).
    */
   readonly currentState?: boolean;
+  /**
+   * The share of the query's distinct lexical terms found in the best lexical candidate, in
+   * [0, 1]; unset when there is no lexical candidate (or no query term).
+   */
+  readonly lexicalCoverage?: number | undefined;
 }
 
 /** The ranking knobs with every default applied (what `SearchStats.applied_options` echoes). */
@@ -89,6 +95,13 @@ export interface RankingOptions {
   readonly timeWindowWeight: number;
   /** With a reranker: its share of the fused relevance, in [0, 1]. */
   readonly rerankWeight: number;
+  /**
+   * Default weights only: below this lexical coverage the dense weight rises (0 turns it off),
+   * in [0, 1].
+   */
+  readonly coverageThreshold: number;
+  /** Neither weight was given: the weights are the defaults of the query form, adapted. */
+  readonly adaptiveWeights: boolean;
   /** Place a newer statement of the same subject before the older one it follows (step 7). */
   readonly newerFirst: boolean;
   /** The cosine similarity of two items' stored vectors from which they are "the same subject". */
@@ -119,13 +132,18 @@ export type QueryForm = 'QUESTION' | 'STATEMENT' | 'KEYWORDS';
  * splits (docs/benchmarks.md "Recall by default"): a question or keywords name what they look for,
  * and the lexical signal finds it best (LoCoMo); a statement — a conversational message searched
  * for the memories it calls up — is matched by meaning (MADial-Bench). Per-language weights were
- * measured too and added nothing once the form sets the weights.
+ * measured too and added nothing once the form and the lexical coverage set the weights.
  */
 export const DEFAULT_VECTOR_WEIGHTS: Readonly<Record<QueryForm, number>> = {
   QUESTION: 0.2,
   KEYWORDS: 0.2,
   STATEMENT: 0.9,
 };
+/**
+ * Below this share of the query's distinct terms found in the best lexical candidate, the lexical
+ * signal is not sure of itself and the default dense weight rises linearly to the whole (at none).
+ */
+export const DEFAULT_COVERAGE_THRESHOLD = 0.5;
 
 /** The seed's weights (blueprint §5), kept for the MIN_MAX formula and as documentation. */
 export const SEED_VECTOR_WEIGHT = 0.7;
@@ -206,7 +224,8 @@ export interface RankingOutcome {
 /**
  * Applies the defaults of `SearchOptions`: when only one weight is set the other defaults to
  * `1 − it`; when neither is, the weights of the query's form ({@link DEFAULT_VECTOR_WEIGHTS};
- * the seed's 0.7 / 0.3 with the MIN_MAX fusion); `topK` 0 or unset means 10. Throws a RangeError for a value outside its documented
+ * the seed's 0.7 / 0.3 with the MIN_MAX fusion), which `rank` then adapts to the lexical
+ * coverage; `topK` 0 or unset means 10. Throws a RangeError for a value outside its documented
  * range (the request validation should have answered FIELD_INVALID before).
  */
 export function resolveRankingOptions(
@@ -227,6 +246,8 @@ export function resolveRankingOptions(
     recencyWeight: input.recencyWeight ?? DEFAULT_RECENCY_WEIGHT,
     timeWindowWeight: input.timeWindowWeight ?? DEFAULT_TIME_WINDOW_WEIGHT,
     rerankWeight: input.rerankWeight ?? DEFAULT_RERANK_WEIGHT,
+    coverageThreshold: input.coverageThreshold ?? DEFAULT_COVERAGE_THRESHOLD,
+    adaptiveWeights: input.adaptiveWeights ?? (vw === undefined && tw === undefined && fusion !== 'MIN_MAX'),
     newerFirst: input.newerFirst ?? true,
     newerFirstSimilarity: input.newerFirstSimilarity ?? DEFAULT_NEWER_FIRST_SIMILARITY,
     newerFirstRelevance: input.newerFirstRelevance ?? DEFAULT_NEWER_FIRST_RELEVANCE,
@@ -261,6 +282,9 @@ function validateOptions(o: RankingOptions): void {
     throw new RangeError(`timeWindowWeight must be in [0, 1], got ${o.timeWindowWeight}`);
   }
   if (!inUnit(o.rerankWeight)) throw new RangeError(`rerankWeight must be in [0, 1], got ${o.rerankWeight}`);
+  if (!inUnit(o.coverageThreshold)) {
+    throw new RangeError(`coverageThreshold must be in [0, 1], got ${o.coverageThreshold}`);
+  }
   if (!(o.newerFirstSimilarity >= -1 && o.newerFirstSimilarity <= 1)) {
     throw new RangeError(`newerFirstSimilarity must be in [-1, 1], got ${o.newerFirstSimilarity}`);
   }
@@ -287,6 +311,7 @@ export function degradedOptions(options: RankingOptions): RankingOptions {
     ...options,
     vectorWeight: 0,
     textWeight: options.vectorWeight + options.textWeight,
+    adaptiveWeights: false,
   };
 }
 
@@ -567,7 +592,17 @@ export function rank(
   context: RankingContext = {},
   form: QueryForm = 'QUESTION',
 ): RankingOutcome {
-  const requested = resolveRankingOptions(input, form);
+  let requested = resolveRankingOptions(input, form);
+  // Default weights follow the lexical signal's confidence: when its best candidate holds less
+  // than `coverageThreshold` of the query's terms, the dense weight rises linearly towards the
+  // whole.
+  const coverage = context.lexicalCoverage;
+  if (requested.adaptiveWeights && requested.coverageThreshold > 0 && coverage !== undefined) {
+    const total = requested.vectorWeight + requested.textWeight;
+    const doubt = Math.max(0, 1 - coverage / requested.coverageThreshold);
+    const vectorWeight = requested.vectorWeight + (total - requested.vectorWeight) * doubt;
+    requested = { ...requested, vectorWeight, textWeight: total - vectorWeight };
+  }
   const ids = new Set<string>();
   for (const c of candidates) {
     if (ids.has(c.id)) throw new RangeError(`duplicate candidate id ${c.id}`);
