@@ -644,6 +644,103 @@ describe('Search ranking stages: time windows, newer statements first, the seed 
   });
 });
 
+describe('Upgrading from the single-model index', () => {
+  it('rebuilds a stale index at start and answers lexical-only until the swap', async () => {
+    const dir = tempDir();
+    const start = async (env: Record<string, string>) => {
+      const { server } = await createAllInOneServer(
+        loadConfig({
+          ENGRAM_PORT: '0',
+          ENGRAM_JWT_SECRET: secret,
+          ENGRAM_DATA_DIR: dir,
+          ENGRAM_LOG_LEVEL: 'silent',
+          ...env,
+        }),
+        { handleSignals: false },
+      );
+      const transport = createGrpcTransport({ baseUrl: server.url });
+      return {
+        server,
+        retrieval: createClient(RetrievalService, transport),
+        governance: createClient(GovernanceService, transport),
+      };
+    };
+    // The earlier index: bge-small-zh alone.
+    const before = await start({ ENGRAM_LOCAL_EMBEDDINGS: 'bge-small-zh' });
+    const auth = await as('dora');
+    const { decisions } = await before.governance.proposeMemories(
+      {
+        candidates: [
+          {
+            type: MemoryType.EPISODE,
+            text: 'Dora repaired the harbour lighthouse lamp in March',
+            confidence: 0.9,
+          },
+        ],
+      },
+      auth,
+    );
+    const name = decisions[0]!.memory!.name;
+    let found = await before.retrieval.search({ query: 'lighthouse lamp' }, auth);
+    for (let i = 0; i < 100 && !names(found).includes(name); i++) {
+      await sleep(100);
+      found = await before.retrieval.search({ query: 'lighthouse lamp' }, auth);
+    }
+    expect(found.stats!.embeddingModel).toBe('BAAI/bge-small-zh-v1.5@q8');
+    await before.server.shutdown();
+
+    // The upgrade without the rebuild at start: the index is stale; Search answers from its
+    // lexical signal when allowed, else UNAVAILABLE naming the index; nothing is written to it.
+    const waiting = await start({ ENGRAM_REBUILD_STALE_INDEX: 'off' });
+    const stale = await waiting.retrieval.search({ query: 'lighthouse lamp', allowDegraded: true }, auth);
+    expect(stale.stats!.degraded).toBe(true);
+    expect(stale.stats!.degradedReason).toBe(DegradedReason.INDEX_STALE);
+    expect(names(stale)).toContain(name);
+    await expectError(
+      waiting.retrieval.search({ query: 'lighthouse lamp' }, auth),
+      Code.Unavailable,
+      'DEPENDENCY_UNAVAILABLE',
+      { dependency: 'vector-index' },
+    );
+    await waiting.server.shutdown();
+
+    // With it (the default): every answer is either lexical-only (stale, the rebuild running) or
+    // from the rebuilt index in the bilingual space; the memory is found throughout.
+    const after = await start({});
+    let response = await after.retrieval.search({ query: 'lighthouse lamp', allowDegraded: true }, auth);
+    const seen = new Set<string>();
+    for (let i = 0; i < 300 && response.stats!.degraded; i++) {
+      seen.add(DegradedReason[response.stats!.degradedReason]);
+      expect(names(response)).toContain(name);
+      await sleep(100);
+      response = await after.retrieval.search({ query: 'lighthouse lamp', allowDegraded: true }, auth);
+    }
+    expect([...seen].every((reason) => reason === 'INDEX_STALE')).toBe(true);
+    expect(response.stats!.degraded).toBe(false);
+    expect(response.stats!.embeddingModel).toBe(
+      'bilingual(BAAI/bge-small-zh-v1.5@q8+sentence-transformers/all-MiniLM-L6-v2@q8)',
+    );
+    expect(names(response)).toContain(name);
+    // New writes are indexed again after the swap.
+    const { decisions: more } = await after.governance.proposeMemories(
+      {
+        candidates: [
+          { type: MemoryType.EPISODE, text: 'Dora painted the lighthouse door blue', confidence: 0.9 },
+        ],
+      },
+      auth,
+    );
+    const painted = more[0]!.memory!.name;
+    let later = await after.retrieval.search({ query: 'lighthouse door painted' }, auth);
+    for (let i = 0; i < 100 && !names(later).includes(painted); i++) {
+      await sleep(100);
+      later = await after.retrieval.search({ query: 'lighthouse door painted' }, auth);
+    }
+    expect(names(later)).toContain(painted);
+    await after.server.shutdown();
+  }, 120_000);
+});
+
 describe('Search with a reranker behind an HTTP /rerank endpoint', () => {
   let stopReranked: () => Promise<void>;
   let client: Client<typeof RetrievalService>;

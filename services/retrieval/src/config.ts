@@ -53,6 +53,12 @@ export const retrievalEnvShape = {
   ENGRAM_RERANK_TIMEOUT_MS: envInt(10_000, 100, 120_000),
   /** `local` only: (query, document) pairs per inference (1: each alone, scores independent). */
   ENGRAM_RERANK_BATCH: envInt(1, 1, 64),
+  /**
+   * When the live index was built with another embedding model or index text version (after an
+   * upgrade), rebuild it in the background at start (`on`, with the indexer), or wait for
+   * `npm run reindex` / the Reindex RPC (`off`). Search answers lexical-only meanwhile.
+   */
+  ENGRAM_REBUILD_STALE_INDEX: envEnum(['on', 'off'], 'on'),
   /** Run the outbox indexer in this process (`on`), or leave it to another replica (`off`). */
   ENGRAM_INDEXER: envEnum(['on', 'off'], 'on'),
   /**

@@ -23,6 +23,7 @@ import {
 import { createEmbeddedStore, createQdrantStore, type VectorStore } from '@engram/vector-index';
 import type { RetrievalDataConfig } from './config.js';
 import { ensureLiveIndex, indexSpec, type LiveIndex } from './indexer/collections.js';
+import { rebuildCollection } from './indexer/rebuild.js';
 import { Indexer } from './indexer/indexer.js';
 import { ReindexWorker } from './indexer/reindex-worker.js';
 
@@ -91,8 +92,9 @@ export function createReranker(config: RetrievalDataConfig): Reranker | undefine
 /**
  * Opens the source of truth, the vector index (Qdrant, or the embedded index in the data
  * directory), and the embedder; ensures the live collection; starts the indexer unless disabled.
- * A live collection built with another embedding model is served but not written: the indexer
- * waits for a Reindex, and the log says so.
+ * A live collection built with another embedding model (or index text version) is rebuilt in the
+ * background (`ENGRAM_REBUILD_STALE_INDEX`, default on), and Search answers lexical-only until the
+ * swap; with the rebuild off, the indexer waits for a Reindex, and the log says so.
  */
 export async function openRetrievalResources(
   config: RetrievalDataConfig,
@@ -119,12 +121,7 @@ export async function openRetrievalResources(
     // Load the index now (the embedded one reads every point into memory), not on the first search.
     await live.index.count();
     let indexer: Indexer | undefined;
-    if (live.stale) {
-      logger.error(
-        { liveModel: live.spec.model, configuredModel: indexSpec(embedder).model },
-        'the live index was built with another embedding model: run Reindex; indexing is paused until then',
-      );
-    } else if (config.ENGRAM_INDEXER === 'on') {
+    if (config.ENGRAM_INDEXER === 'on') {
       indexer = new Indexer({
         store,
         embedder,
@@ -132,7 +129,50 @@ export async function openRetrievalResources(
         logger: logger.child({ component: 'indexer' }),
         leaseMs: config.ENGRAM_INDEXER_LEASE_MS,
       });
-      indexer.start();
+    }
+    let closing = false;
+    let rebuilding: Promise<void> | undefined;
+    if (!live.stale) {
+      indexer?.start();
+    } else if (indexer !== undefined && config.ENGRAM_REBUILD_STALE_INDEX === 'on') {
+      // After an upgrade (another model or index text version): rebuild into a new generation
+      // in the background, swap the alias, then index as usual. Search answers lexical-only
+      // until the swap (DEGRADED_REASON_INDEX_STALE).
+      const target = indexSpec(embedder);
+      logger.warn(
+        { liveModel: live.spec.model, configuredModel: target.model },
+        'the live index was built with another embedding model: rebuilding it in the background',
+      );
+      const started = indexer;
+      rebuilding = rebuildCollection({
+        store,
+        vectors,
+        embedder,
+        logger: logger.child({ component: 'rebuild' }),
+      })
+        .then((report) => {
+          if (closing) return;
+          live.collection = report.collection;
+          live.spec = target;
+          live.stale = false;
+          started.start();
+          logger.info(
+            { collection: report.collection, points: report.points },
+            'index rebuilt for the new model',
+          );
+        })
+        .catch((error: unknown) => {
+          if (closing) return;
+          logger.error(
+            { err: error instanceof Error ? error.message : String(error) },
+            'rebuilding the index failed: run Reindex; indexing is paused until then',
+          );
+        });
+    } else {
+      logger.error(
+        { liveModel: live.spec.model, configuredModel: indexSpec(embedder).model },
+        'the live index was built with another embedding model: run Reindex; indexing is paused until then',
+      );
     }
     // Jobs whose process died would otherwise block new jobs of their kinds forever.
     const stale = await failStaleReindexJobs(store, Date.now() - 10 * 60_000);
@@ -154,9 +194,12 @@ export async function openRetrievalResources(
       reindex,
       ...(indexer === undefined ? {} : { indexer }),
       close: async () => {
+        closing = true;
         await reindex.close();
         await indexer?.stop();
         await vectors.close();
+        // A rebuild still running fails on the closed index; let it settle before the rest goes.
+        await rebuilding;
         await embedder.close();
         await reranker?.close();
         await store.close();

@@ -384,7 +384,14 @@ export function createSearchHandler(deps: SearchDeps) {
       let degraded: { reason: DegradedReason; message: string } | undefined;
       let embedding:
         { vector: Float32Array; truncated: boolean; model: string; dimensions: number } | undefined;
-      if (plan.options.vectorWeight > 0) {
+      if (plan.options.vectorWeight > 0 && deps.live.stale) {
+        // The live collection holds another model's vectors (a rebuild is due or under way): the
+        // query's vector cannot be compared with them; its BM25 vectors can.
+        const message = 'the live index was built with another embedding model; a rebuild is due';
+        if (!plan.allowDegraded) throw errors.unavailable('vector-index', message);
+        degraded = { reason: DegradedReason.INDEX_STALE, message };
+        options = degradedOptions(plan.options);
+      } else if (plan.options.vectorWeight > 0) {
         try {
           const result = await deps.embedder.embed([plan.query], 'query', { signal: context.signal });
           const vector = result.vectors[0];

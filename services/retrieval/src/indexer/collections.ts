@@ -29,13 +29,20 @@ export function generationOf(name: string): number {
   return match === null ? 0 : Number(match[1]);
 }
 
-/** The live index and whether it was built with the configured embedding model. */
+/**
+ * The live index and whether it was built with the configured embedding model. `collection`,
+ * `stale` and `spec` change when a rebuild at start swaps the alias (`openRetrievalResources`);
+ * readers look them up at each use.
+ */
 export interface LiveIndex {
   readonly index: VectorIndex;
-  readonly collection: string;
-  /** The live collection's spec differs from the embedder's: writes must wait for a Reindex. */
-  readonly stale: boolean;
-  readonly spec: CollectionSpec;
+  collection: string;
+  /**
+   * The live collection's spec differs from the embedder's: writes wait for a rebuild, and
+   * Search answers from the lexical signal alone.
+   */
+  stale: boolean;
+  spec: CollectionSpec;
 }
 
 /**
