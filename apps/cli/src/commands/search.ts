@@ -57,8 +57,8 @@ export function searchRows(response: SearchResponse, explain: boolean): { head: 
         b === undefined
           ? '-'
           : `×${formatScore(b.recencyMultiplier)} (${b.ageDays.toFixed(1)}d)` +
-            (b.timeWindowFactor < 1 ? ` window ×${formatScore(b.timeWindowFactor, 2)}` : '') +
-            (b.supersedes === '' ? '' : ' newer'),
+              (b.timeWindowFactor < 1 ? ` window ×${formatScore(b.timeWindowFactor, 2)}` : '') +
+              (b.supersedes === '' ? '' : ' newer'),
         b === undefined ? '-' : `${formatScore(b.mmrScore)} (sim ${formatScore(b.maxSimilarity, 2)})`,
         oneLine(b?.matchedTerms.join(' ') ?? '', 30),
       );
