@@ -98,8 +98,9 @@ describe('GetIndexStatus through gRPC on the embedded defaults', () => {
     }
     expect(status).toMatchObject({
       backend: 'INDEX_BACKEND_EMBEDDED',
-      embeddingModel: 'BAAI/bge-small-zh-v1.5@q8',
-      embeddingDimensions: 512,
+      // The default bilingual space (decision 0021).
+      embeddingModel: 'bilingual(BAAI/bge-small-zh-v1.5@q8+sentence-transformers/all-MiniLM-L6-v2@q8)',
+      embeddingDimensions: 896,
       indexReachable: true,
       outboxPending: '0',
       healthy: true,
