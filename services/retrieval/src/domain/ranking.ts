@@ -321,22 +321,7 @@ export function degradedOptions(options: RankingOptions): RankingOptions {
  * Throws a RangeError for a non-finite value.
  */
 export function normalize(values: readonly (number | undefined)[]): number[] {
-  let min = Infinity;
-  let max = -Infinity;
-  for (const v of values) {
-    if (v === undefined) continue;
-    if (!Number.isFinite(v)) throw new RangeError(`signal values must be finite, got ${v}`);
-    if (v < min) min = v;
-    if (v > max) max = v;
-  }
-  const range = max - min;
-  return values.map((v) => {
-    if (v === undefined) return 0;
-    if (max === min) return 1;
-    // Rounding is monotone, so (v − min) ≤ range and the quotient stays in [0, 1]; the clamp only
-    // guards against an overflowing range with extreme inputs.
-    return Math.min(1, Math.max(0, (v - min) / range));
-  });
+  return minMax(values);
 }
 
 /**
@@ -350,7 +335,11 @@ export function normalizeAnchored(
   exhausted: boolean,
   floor = 0,
 ): number[] {
-  if (!exhausted) return normalize(values);
+  return minMax(values, exhausted ? floor : undefined);
+}
+
+/** `(v − low) / (max − low)` clamped to [0, 1], `low` = min(`anchor`, min) (the min without one). */
+function minMax(values: readonly (number | undefined)[], anchor?: number): number[] {
   let min = Infinity;
   let max = -Infinity;
   for (const v of values) {
@@ -359,11 +348,14 @@ export function normalizeAnchored(
     if (v < min) min = v;
     if (v > max) max = v;
   }
-  const low = Math.min(floor, min);
+  const low = anchor === undefined ? min : Math.min(anchor, min);
+  const range = max - low;
   return values.map((v) => {
     if (v === undefined) return 0;
     if (max === low) return 1;
-    return Math.min(1, Math.max(0, (v - low) / (max - low)));
+    // Rounding is monotone, so (v − low) ≤ range and the quotient stays in [0, 1]; the clamp only
+    // guards against an overflowing range with extreme inputs.
+    return Math.min(1, Math.max(0, (v - low) / range));
   });
 }
 
