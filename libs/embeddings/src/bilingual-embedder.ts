@@ -76,16 +76,18 @@ export class BilingualEmbedder implements Embedder {
   ): Promise<EmbeddingResult> {
     checkOpen(this.#closed, this.model);
     checkTexts(texts);
-    // Per text: the second model's weight (documents: both models, equally).
-    const mixes = texts.map((text) => (kind === 'query' ? this.mixFor(text) : Math.SQRT1_2));
-    // A query whose mix is 0 does not need the second model at all.
-    const uses = mixes.map((a) => kind === 'document' || a > 0);
-    const secondaryTexts = texts.filter((_, i) => uses[i]);
+    // A query's weight of the second model; a query whose weight is 0 does not run it at all.
+    const mixes = kind === 'query' ? texts.map((text) => this.mixFor(text)) : undefined;
+    const uses = texts.map((_, i) => mixes === undefined || (mixes[i] ?? 0) > 0);
     const [primary, secondary] = await Promise.all([
       this.#primary.embed(texts, kind, options),
-      secondaryTexts.length === 0
-        ? Promise.resolve(undefined)
-        : this.#secondary.embed(secondaryTexts, kind, options),
+      uses.some(Boolean)
+        ? this.#secondary.embed(
+            texts.filter((_, i) => uses[i]),
+            kind,
+            options,
+          )
+        : Promise.resolve(undefined),
     ]);
     const vectors: Float32Array[] = [];
     const truncated: boolean[] = [];
@@ -98,13 +100,13 @@ export class BilingualEmbedder implements Embedder {
         sTruncated = secondary.truncated[next] ?? false;
         next += 1;
       }
-      const out = new Float32Array(this.dimensions);
-      const a = mixes[i] ?? 0;
       // Documents: both halves scaled by 1/√2 (unit length); queries: weighted, then normalized.
-      const [wp, ws] = kind === 'document' ? [Math.SQRT1_2, Math.SQRT1_2] : [1 - a, a];
+      const a = mixes?.[i];
+      const [wp, ws] = a === undefined ? [Math.SQRT1_2, Math.SQRT1_2] : [1 - a, a];
+      const out = new Float32Array(this.dimensions);
       p.forEach((x, j) => (out[j] = x * wp));
       s?.forEach((x, j) => (out[p.length + j] = x * ws));
-      if (kind === 'query') normalize(out);
+      if (a !== undefined) normalize(out);
       vectors.push(out);
       truncated.push((primary.truncated[i] ?? false) || sTruncated);
     });

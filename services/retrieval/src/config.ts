@@ -56,7 +56,7 @@ export const retrievalEnvShape = {
   /**
    * When the live index was built with another embedding model or index text version (after an
    * upgrade), rebuild it in the background at start (`on`, with the indexer), or wait for
-   * `npm run reindex` / the Reindex RPC (`off`). Search answers lexical-only meanwhile.
+   * `npm run reindex` (`off`). Search answers lexical-only meanwhile.
    */
   ENGRAM_REBUILD_STALE_INDEX: envEnum(['on', 'off'], 'on'),
   /** Run the outbox indexer in this process (`on`), or leave it to another replica (`off`). */

@@ -154,24 +154,18 @@ function names(field: string, values: readonly string[], pattern: RegExp, shape:
   );
 }
 
-const FUSIONS: Partial<Record<Fusion, FusionName>> = {
-  [Fusion.SCORE]: 'SCORE',
-  [Fusion.MIN_MAX]: 'MIN_MAX',
-  [Fusion.RRF]: 'RRF',
-};
-const RECENCIES: Partial<Record<Recency, RecencyName>> = {
-  [Recency.BOUNDED]: 'BOUNDED',
-  [Recency.MULTIPLICATIVE]: 'MULTIPLICATIVE',
-};
-
-/** An optional enum option: unset or UNSPECIFIED → undefined; unknown → FIELD_INVALID. */
-function enumOption<E extends number, N>(
+/**
+ * An optional enum option as its domain name (the generated enum's name without its prefix, e.g.
+ * `FUSION_SCORE` → `SCORE`): unset or UNSPECIFIED → undefined; a value the enum lacks →
+ * FIELD_INVALID.
+ */
+function enumOption(
   field: string,
-  value: E | undefined,
-  names: Partial<Record<E, N>>,
-): N | undefined {
+  value: number | undefined,
+  enumeration: Readonly<Record<number, string>>,
+): string | undefined {
   if (value === undefined || value === 0) return undefined;
-  const name = names[value];
+  const name = enumeration[value];
   if (name === undefined) throw errors.fieldInvalid(field, `unknown value ${String(value)}`);
   return name;
 }
@@ -196,8 +190,8 @@ const OPTION_FIELDS: readonly (readonly [string, string])[] = [
 
 function rankingOptions(request: SearchRequest, form: QueryForm): RankingOptions {
   const o = request.options;
-  const fusion = enumOption('options.fusion', o?.fusion, FUSIONS);
-  const recency = enumOption('options.recency', o?.recency, RECENCIES);
+  const fusion = enumOption('options.fusion', o?.fusion, Fusion) as FusionName | undefined;
+  const recency = enumOption('options.recency', o?.recency, Recency) as RecencyName | undefined;
   try {
     return resolveRankingOptions(
       {

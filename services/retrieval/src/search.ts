@@ -448,8 +448,10 @@ export function createSearchHandler(deps: SearchDeps) {
         }
       });
 
-      // Stored vectors for MMR and newer-first.
-      if ((options.mmrEnabled || options.newerFirst) && merged.size > 0) {
+      // Stored vectors for MMR and newer-first (which applies only to current-state questions
+      // that name no time).
+      const newerFirst = options.newerFirst && plan.currentState && plan.window === undefined;
+      if ((options.mmrEnabled || newerFirst) && merged.size > 0) {
         try {
           const points = await index.fetch([...merged.keys()], { withVectors: true });
           vectors = new Map(points.map((p) => [p.id, Float32Array.from(p.dense)]));

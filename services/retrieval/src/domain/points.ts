@@ -1,4 +1,4 @@
-import { detectLanguage, type Lang } from '@engram/lexical';
+import { detectLanguage, safeTimeZone, toLocal, type Lang } from '@engram/lexical';
 import type { ChunkRecord, DocumentRecord, MemoryRecord, MessageRecord, SessionRecord } from '@engram/store';
 import { pointId, type PointPayload } from '@engram/vector-index';
 
@@ -21,25 +21,30 @@ export interface IndexDocument {
  */
 export const INDEX_TEXT_VERSION = 2;
 
-/** `Monday, 8 May 2023` / `2023年5月8日`: the calendar day of `at` in `timeZone` (UTC when invalid). */
+/** English day formatters by zone (formatters are costly to build; the indexer formats every round). */
+const dayFormatters = new Map<string, Intl.DateTimeFormat>();
+
+/** `Monday, 8 May 2023` / `2023年5月8日`: the calendar day of `at` in `timeZone` (UTC when unknown). */
 export function dayText(at: number, timeZone: string, lang: Lang): string {
-  let zone = timeZone === '' ? 'UTC' : timeZone;
-  try {
-    new Intl.DateTimeFormat('en', { timeZone: zone });
-  } catch {
-    zone = 'UTC';
+  const zone = safeTimeZone(timeZone);
+  if (lang === 'zh') {
+    const d = toLocal(at, zone);
+    return `${d.year}年${d.month}月${d.day}日`;
   }
-  const parts = new Intl.DateTimeFormat('en', {
-    timeZone: zone,
-    year: 'numeric',
-    month: lang === 'zh' ? 'numeric' : 'long',
-    day: 'numeric',
-    weekday: 'long',
-  }).formatToParts(at);
+  let format = dayFormatters.get(zone);
+  if (format === undefined) {
+    format = new Intl.DateTimeFormat('en', {
+      timeZone: zone,
+      year: 'numeric',
+      month: 'long',
+      day: 'numeric',
+      weekday: 'long',
+    });
+    dayFormatters.set(zone, format);
+  }
+  const parts = format.formatToParts(at);
   const part = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
-  return lang === 'zh'
-    ? `${part('year')}年${part('month')}月${part('day')}日`
-    : `${part('weekday')}, ${part('day')} ${part('month')} ${part('year')}`;
+  return `${part('weekday')}, ${part('day')} ${part('month')} ${part('year')}`;
 }
 
 /** Words of a namespace or key: `user_preference` → `user preference`, `daughter.emma` → `daughter emma`. */

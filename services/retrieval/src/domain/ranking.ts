@@ -145,9 +145,8 @@ export const DEFAULT_VECTOR_WEIGHTS: Readonly<Record<QueryForm, number>> = {
  */
 export const DEFAULT_COVERAGE_THRESHOLD = 0.5;
 
-/** The seed's weights (blueprint §5), kept for the MIN_MAX formula and as documentation. */
+/** The seed's dense weight (blueprint §5; the text weight is `1 − it`), kept for the MIN_MAX formula. */
 export const SEED_VECTOR_WEIGHT = 0.7;
-export const SEED_TEXT_WEIGHT = 0.3;
 export const DEFAULT_FUSION: Fusion = 'SCORE';
 export const DEFAULT_RRF_K = 60;
 export const MAX_RRF_K = 1000;
@@ -424,14 +423,15 @@ export interface Selection<T extends Selectable> {
 }
 
 /**
- * Whether `newer` is to be placed before `older` (step 7): `newer(newer, older)` true. Unset: never.
+ * Whether `newer` is to be placed before `older` (step 7), given the cosine similarity of their
+ * stored vectors. Unset: never.
  */
-export type NewerRule<T> = (newer: T, older: T) => boolean;
+export type NewerRule<T> = (newer: T, older: T, similarity: number) => boolean;
 
 /**
  * The item to take instead of `chosen` (at index `index` of `pool`): among the other items that are
- * newer statements of its subject (`rule`), the one most similar to it (by `similarity`; ties to
- * the better score) — one step, never a chain, so that the replacement stays about what was
+ * newer statements of its subject (`rule`), the one most similar to it (cosine of the stored
+ * vectors; ties to the better score) — one step, never a chain, so that the replacement stays about what was
  * chosen, and once per item (`superseded`): the next time the item is picked it is taken, so an
  * older statement follows its newer one instead of sinking. Returns that index and the id it was
  * taken instead of, or `index` alone.
@@ -440,7 +440,6 @@ function newestOf<T extends Selectable>(
   pool: readonly { item: T }[],
   index: number,
   rule: NewerRule<T> | undefined,
-  similarity: (a: T, b: T) => number,
   superseded: Set<string>,
 ): { index: number; supersedes?: string } {
   const chosen = pool[index]?.item;
@@ -450,8 +449,9 @@ function newestOf<T extends Selectable>(
   let bestSimilarity = -Infinity;
   let incumbent: T | undefined;
   pool.forEach(({ item }, i) => {
-    if (i === index || !rule(item, chosen)) return;
-    const sim = similarity(item, chosen);
+    if (i === index) return;
+    const sim = cosine(item.vector, chosen.vector);
+    if (!rule(item, chosen, sim)) return;
     if (
       sim > bestSimilarity ||
       (sim === bestSimilarity && incumbent !== undefined && byScoreThenId(item, incumbent) < 0)
@@ -464,11 +464,6 @@ function newestOf<T extends Selectable>(
   if (best === -1) return { index };
   superseded.add(chosen.id);
   return { index: best, supersedes: chosen.id };
-}
-
-/** The cosine similarity of two items' stored vectors (0 when either has none). */
-function similarityOf(a: Selectable, b: Selectable): number {
-  return cosine(a.vector, b.vector);
 }
 
 /** Higher score first, then id ascending: the order without MMR and the MMR tie-breaker. */
@@ -490,7 +485,7 @@ export function topByScore<T extends Selectable>(
   const selected: Selection<T>[] = [];
   const superseded = new Set<string>();
   while (selected.length < topK && remaining.length > 0) {
-    const { index, supersedes } = newestOf(remaining, 0, newer, similarityOf, superseded);
+    const { index, supersedes } = newestOf(remaining, 0, newer, superseded);
     const [chosen] = remaining.splice(index, 1);
     if (chosen === undefined) break;
     const item = chosen.item;
@@ -536,7 +531,7 @@ export function mmr<T extends Selectable>(
         bestScore = value;
       }
     }
-    const replaced = newestOf(remaining, best, newer, similarityOf, superseded);
+    const replaced = newestOf(remaining, best, newer, superseded);
     const [chosen] = remaining.splice(replaced.index, 1);
     if (chosen === undefined) break;
     const penalty = (1 - lambda) * chosen.maxSim;
@@ -685,7 +680,8 @@ export function rank(
   const timeOf = (s: Scored) => s.candidate.occurredAt ?? s.candidate.createdAt;
   const newer: NewerRule<Scored> | undefined =
     options.newerFirst && window === undefined && (context.currentState ?? true)
-      ? (b, a) =>
+      ? (b, a, similarity) =>
+          similarity >= options.newerFirstSimilarity &&
           timeOf(b) > timeOf(a) + NEWER_FIRST_MIN_GAP_MS &&
           b.vector !== undefined &&
           a.vector !== undefined &&
@@ -693,8 +689,7 @@ export function rank(
           // statement often shares fewer words with the question than the one it replaces).
           (b.relevance >= options.newerFirstRelevance * a.relevance ||
             (b.candidate.dense !== undefined &&
-              b.vectorNormalized >= options.newerFirstRelevance * a.vectorNormalized)) &&
-          cosine(a.vector, b.vector) >= options.newerFirstSimilarity
+              b.vectorNormalized >= options.newerFirstRelevance * a.vectorNormalized))
       : undefined;
   const selection = options.mmrEnabled
     ? mmr(kept, options.mmrLambda, options.topK, newer)

@@ -282,30 +282,19 @@ export class Indexer {
           this.#sessions.getMessage(tenantId, sessionId, aggregateId),
         ]);
         if (session === undefined || user?.role !== 'USER') return remove;
-        const [following, preceding] = await Promise.all([
-          this.#sessions.listMessages(
-            tenantId,
-            sessionId,
-            { fromSequence: user.sequence + 1 },
-            { pageSize: 50 },
-          ),
-          user.sequence <= 1
-            ? Promise.resolve({ items: [] })
-            : this.#sessions.listMessages(
-                tenantId,
-                sessionId,
-                {
-                  fromSequence: Math.max(1, user.sequence - PRECEDING_WINDOW),
-                  toSequence: user.sequence - 1,
-                },
-                { pageSize: PRECEDING_WINDOW },
-              ),
-        ]);
+        // One read around the user message: the turns before it (the one it answers) and after it
+        // (its reply).
+        const around = await this.#sessions.listMessages(
+          tenantId,
+          sessionId,
+          { fromSequence: Math.max(1, user.sequence - PRECEDING_WINDOW) },
+          { pageSize: PRECEDING_WINDOW + 1 + FOLLOWING_WINDOW },
+        );
+        const preceding = around.items.filter((m) => m.sequence < user.sequence);
+        const following = around.items.filter((m) => m.sequence > user.sequence);
         return {
           kind: 'upsert',
-          documents: [
-            roundDocument(session, user, firstReply(following.items), previousTurn(preceding.items)),
-          ],
+          documents: [roundDocument(session, user, firstReply(following), previousTurn(preceding))],
         };
       }
       case 'SESSION':
@@ -367,6 +356,8 @@ function describe(error: unknown): string {
 const DIRECT_UPSERT_MAX = 64;
 /** How many messages before a round the indexer reads to find the turn it answers. */
 const PRECEDING_WINDOW = 8;
+/** How many messages after a round's user message the indexer reads to find its reply. */
+const FOLLOWING_WINDOW = 50;
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {

@@ -1104,7 +1104,7 @@ export enum DegradedReason {
   /**
    * The live index was built with another embedding model or index text version than the server
    * runs (after an upgrade or a configuration change; `GetIndexStatus` says so): answered from its
-   * lexical signal alone until the rebuild (at start, or `Reindex`) swaps in a new collection.
+   * lexical signal alone until the rebuild (at start, or `npm run reindex`) swaps in a new collection.
    *
    * @generated from enum value: DEGRADED_REASON_INDEX_STALE = 3;
    */
