@@ -1,4 +1,5 @@
-import { embeddingMetrics, errors } from '@engram/runtime';
+import { errors } from '@engram/errors';
+import { embeddingMetrics } from '@engram/telemetry';
 
 /**
  * What a text is embedded as. Retrieval models may embed a search query differently from the

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { errors } from '@engram/runtime';
+import { errors } from '@engram/errors';
 import { rerankerInvalid, unitScore, type RerankOptions, type Reranker } from './reranker.js';
 
 /** The two request shapes of the common `/rerank` APIs. */

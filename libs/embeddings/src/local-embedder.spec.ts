@@ -6,7 +6,7 @@ import { cp, mkdtemp, open, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { isEngramError } from '@engram/runtime';
+import { isEngramError } from '@engram/errors';
 import { BGE_ZH_QUERY_INSTRUCTION, LOCAL_MODEL_ID, LocalEmbedder } from './local-embedder.js';
 import { LOCAL_MODEL_FILES, LOCAL_MODEL_NAME, resolveModelRoot } from './local-model.js';
 

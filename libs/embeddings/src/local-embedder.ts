@@ -1,4 +1,4 @@
-import { errors } from '@engram/runtime';
+import { errors } from '@engram/errors';
 import { env, pipeline, type FeatureExtractionPipeline, type Tensor } from '@huggingface/transformers';
 import {
   checkOpen,

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { errors } from '@engram/runtime';
+import { errors } from '@engram/errors';
 
 /** How a local model turns its last hidden state into one vector. */
 export type Pooling = 'cls' | 'mean';

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { isEngramError } from '@engram/runtime';
+import { isEngramError } from '@engram/errors';
 import { LocalReranker } from './local-reranker.js';
 
 // The stand-in builder is a plain ES module of the repository's scripts.

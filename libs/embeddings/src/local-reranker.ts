@@ -8,7 +8,7 @@ import {
   type PreTrainedTokenizer,
   type Tensor,
 } from '@huggingface/transformers';
-import { errors } from '@engram/runtime';
+import { errors } from '@engram/errors';
 import { resolveModelRoot } from './local-model.js';
 import { unitScore, type RerankOptions, type Reranker } from './reranker.js';
 

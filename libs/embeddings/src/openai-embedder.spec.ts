@@ -2,7 +2,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { isEngramError } from '@engram/runtime';
+import { isEngramError } from '@engram/errors';
 import { OpenAIEmbedder, type OpenAIEmbedderOptions } from './openai-embedder.js';
 
 interface EmbeddingsRequest {

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { errors } from '@engram/runtime';
+import { errors } from '@engram/errors';
 import OpenAI from 'openai';
 import {
   checkOpen,
@@ -11,7 +11,7 @@ import {
   type EmbeddingKind,
   type EmbeddingResult,
 } from './embedder.js';
-import { describeOpenAIError, retryAfterMs, retryableOpenAIError } from '@engram/llm';
+import { describeOpenAIError, retryAfterMs, retryableOpenAIError } from '@engram/errors/openai';
 
 /** Options of {@link OpenAIEmbedder}; defaults are filled in by its constructor. */
 export interface OpenAIEmbedderOptions {

@@ -5,7 +5,7 @@
  * compatible servers) and a local ONNX cross-encoder (`local-reranker.ts`). Off unless configured.
  */
 import { Code } from '@connectrpc/connect';
-import { EngramError } from '@engram/runtime';
+import { EngramError } from '@engram/errors';
 
 export interface RerankOptions {
   /** Cancels the call. */

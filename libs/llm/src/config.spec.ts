@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { ConfigError, parseEnv } from '@engram/runtime';
+import { ConfigError, parseEnv } from '@engram/config';
 import { z } from 'zod';
 import { chatModelFromEnv, llmEnvShape } from './config.js';
 

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { ConfigError, envInt, envString, type Logger } from '@engram/runtime';
+import { ConfigError, envInt, envString } from '@engram/config';
+import { type Logger } from '@engram/telemetry';
 import type { z } from 'zod';
 import type { ChatModel, StreamingChatModel } from './chat-model.js';
 import { OpenAIChatModel } from './openai-chat-model.js';

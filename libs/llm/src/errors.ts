@@ -1,5 +1,5 @@
 import { Code } from '@connectrpc/connect';
-import { EngramError, isEngramError } from '@engram/runtime';
+import { EngramError, isEngramError } from '@engram/errors';
 
 /** The `dependency` metadata of every model failure (`engram.common.v1.ErrorReason` lists `model`). */
 export const MODEL_DEPENDENCY = 'model';

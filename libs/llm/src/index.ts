@@ -23,4 +23,4 @@ export type {
 export { chatModelFromEnv, llmEnvShape, type LlmEnv } from './config.js';
 export { MODEL_DEPENDENCY, isModelOutputInvalid, modelOutputInvalid } from './errors.js';
 export { DEFAULT_MAX_ATTEMPTS, OpenAIChatModel, type OpenAIChatModelOptions } from './openai-chat-model.js';
-export { describeOpenAIError, retryAfterMs, retryableOpenAIError } from './openai-errors.js';
+export { oneLine } from './transcript.js';

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { errors, modelMetrics, type EngramError, type Logger, type ModelMetrics } from '@engram/runtime';
+import { errors, type EngramError } from '@engram/errors';
+import { modelMetrics, type Logger, type ModelMetrics } from '@engram/telemetry';
 import OpenAI from 'openai';
 import type {
   ChatCompletion,
@@ -27,7 +28,7 @@ import {
   toTurnParam,
   ToolCallAssembly,
 } from './openai-chat-stream.js';
-import { describeOpenAIError, retryAfterMs, retryableOpenAIError } from './openai-errors.js';
+import { describeOpenAIError, retryAfterMs, retryableOpenAIError } from '@engram/errors/openai';
 
 /** Options of {@link OpenAIChatModel}; defaults are filled in by its constructor. */
 export interface OpenAIChatModelOptions {

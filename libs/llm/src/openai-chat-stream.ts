@@ -1,6 +1,6 @@
 /** Pieces of {@link OpenAIChatModel.streamChat}: request mapping, tool-call assembly, error reading. */
 import { Code } from '@connectrpc/connect';
-import { EngramError, errors } from '@engram/runtime';
+import { EngramError, errors } from '@engram/errors';
 import { APIError } from 'openai';
 import type {
   ChatCompletionChunk,
@@ -8,7 +8,7 @@ import type {
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
 import type { ChatFinishReason, ChatTool, ChatToolCall, ChatTurn } from './chat-model.js';
-import { describeOpenAIError } from './openai-errors.js';
+import { describeOpenAIError } from '@engram/errors/openai';
 
 /** A chat turn as a chat-completions message. */
 export function toTurnParam(turn: ChatTurn, index: number): ChatCompletionMessageParam {

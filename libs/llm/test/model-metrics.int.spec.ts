@@ -3,7 +3,7 @@
  * OpenAI-compatible server (real HTTP, the real `openai` client).
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { metricsRegistry } from '@engram/runtime';
+import { metricsRegistry } from '@engram/telemetry';
 import { z } from 'zod';
 import { OpenAIChatModel, type ChatStreamEvent } from '../src/index.js';
 import { replies, startScriptedOpenAI, type ScriptedOpenAI, type ScriptedReply } from './scripted-openai.js';

@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { Code } from '@connectrpc/connect';
-import { isEngramError, type EngramError } from '@engram/runtime';
+import { isEngramError, type EngramError } from '@engram/errors';
 import { z } from 'zod';
 import { isModelOutputInvalid, OpenAIChatModel, type ChatMessage } from '../src/index.js';
 import { replies, startScriptedOpenAI, type ScriptedOpenAI, type ScriptedReply } from './scripted-openai.js';

@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { Code } from '@connectrpc/connect';
-import { isEngramError, type EngramError } from '@engram/runtime';
+import { isEngramError, type EngramError } from '@engram/errors';
 import {
   OpenAIChatModel,
   type ChatDoneEvent,

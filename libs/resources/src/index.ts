@@ -172,9 +172,18 @@ export {
   badName,
   checkUpdateMask,
   checkedTimestampMs,
+  parseChunkName,
+  parseDocumentName,
+  parseExtractionJobName,
+  parseForgetReceiptName,
+  parseMemCellName,
+  parseMemoryName,
   parseMessageName,
+  parseReindexJobName,
   parseSessionName,
+  parseSessionStateName,
 } from './names.js';
+export { DEFAULT_PAGE_LIMITS, methodKey, pageSize } from './wire.js';
 
 /** What an API `Evidence` carries: resource names. */
 export interface EvidenceNames {

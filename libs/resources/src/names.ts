@@ -1,30 +1,68 @@
-import { errors } from '@engram/runtime';
+import { errors } from '@engram/errors';
 
 /** A ULID, as every Engram resource id is. */
 export const ULID_PATTERN = '[0-9A-HJKMNP-TV-Z]{26}';
-
-const SESSION_NAME = new RegExp(`^sessions/(${ULID_PATTERN})$`);
-const MESSAGE_NAME = new RegExp(`^sessions/(${ULID_PATTERN})/messages/(${ULID_PATTERN})$`);
 
 /** INVALID_ARGUMENT `NAME_INVALID` naming the field and the expected pattern. */
 export function badName(field: string, pattern: string): never {
   throw errors.invalidArgument('NAME_INVALID', `${field} must look like ${pattern}`, { field, pattern });
 }
 
-/** `sessions/{id}` → id, or INVALID_ARGUMENT `NAME_INVALID` (`FIELD_REQUIRED` when empty). */
-export function parseSessionName(name: string, field = 'name'): string {
-  if (name === '') throw errors.fieldRequired(field);
-  return SESSION_NAME.exec(name)?.[1] ?? badName(field, 'sessions/{session}');
+/**
+ * A parser of one resource-name template (`sessions/{session}/memCells/{mem_cell}`): every
+ * `{segment}` is a ULID. It returns the ids in order, or throws INVALID_ARGUMENT `FIELD_REQUIRED`
+ * when the name is empty and `NAME_INVALID` naming the field and the template when it does not match.
+ */
+function nameParser(template: string): (name: string, field?: string) => string[] {
+  const pattern = new RegExp(`^${template.replace(/\{[a-z_]+\}/g, `(${ULID_PATTERN})`)}$`);
+  return (name, field = 'name') => {
+    if (name === '') throw errors.fieldRequired(field);
+    const match = pattern.exec(name);
+    if (match === null) return badName(field, template);
+    return match.slice(1) as string[];
+  };
 }
 
-/** `sessions/{s}/messages/{m}` → ids, or INVALID_ARGUMENT `NAME_INVALID` (`FIELD_REQUIRED` when empty). */
+/** The one id of a single-segment name, for the parsers below. */
+function single(template: string): (name: string, field?: string) => string {
+  const parse = nameParser(template);
+  return (name, field) => parse(name, field)[0] ?? badName(field ?? 'name', template);
+}
+
+/** `sessions/{id}` → id. */
+export const parseSessionName = single('sessions/{session}');
+/** `sessions/{id}/state` → the session id. */
+export const parseSessionStateName = single('sessions/{session}/state');
+/** `memories/{id}` → id. */
+export const parseMemoryName = single('memories/{memory}');
+/** `extractionJobs/{id}` → id. */
+export const parseExtractionJobName = single('extractionJobs/{extraction_job}');
+/** `forgetReceipts/{id}` → id. */
+export const parseForgetReceiptName = single('forgetReceipts/{forget_receipt}');
+/** `reindexJobs/{id}` → id. */
+export const parseReindexJobName = single('reindexJobs/{reindex_job}');
+/** `documents/{id}` → id. */
+export const parseDocumentName = single('documents/{document}');
+
+const messageName = nameParser('sessions/{session}/messages/{message}');
+/** `sessions/{s}/messages/{m}` → ids. */
 export function parseMessageName(name: string, field = 'name'): { sessionId: string; messageId: string } {
-  if (name === '') throw errors.fieldRequired(field);
-  const match = MESSAGE_NAME.exec(name);
-  if (match?.[1] === undefined || match[2] === undefined) {
-    return badName(field, 'sessions/{session}/messages/{message}');
-  }
-  return { sessionId: match[1], messageId: match[2] };
+  const [sessionId = '', messageId = ''] = messageName(name, field);
+  return { sessionId, messageId };
+}
+
+const memCellName = nameParser('sessions/{session}/memCells/{mem_cell}');
+/** `sessions/{s}/memCells/{c}` → ids. */
+export function parseMemCellName(name: string, field = 'name'): { sessionId: string; memCellId: string } {
+  const [sessionId = '', memCellId = ''] = memCellName(name, field);
+  return { sessionId, memCellId };
+}
+
+const chunkName = nameParser('documents/{document}/chunks/{chunk}');
+/** `documents/{d}/chunks/{c}` → ids. */
+export function parseChunkName(name: string, field = 'name'): { documentId: string; chunkId: string } {
+  const [documentId = '', chunkId = ''] = chunkName(name, field);
+  return { documentId, chunkId };
 }
 
 /**

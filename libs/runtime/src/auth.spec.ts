@@ -3,7 +3,7 @@ import { describe, expect, it } from '@jest/globals';
 import { Code } from '@connectrpc/connect';
 import { SignJWT, exportJWK, importSPKI, type JSONWebKeySet } from 'jose';
 import { createAuthenticator, mintToken, type Authenticator } from './auth.js';
-import { EngramError } from './errors.js';
+import { EngramError } from '@engram/errors';
 
 const secret = randomBytes(32);
 const { publicKey, privateKey } = generateKeyPairSync('rsa', {

@@ -12,7 +12,7 @@ import {
   type JWTVerifyGetKey,
   type CryptoKey,
 } from 'jose';
-import { errors, type EngramError } from './errors.js';
+import { errors, type EngramError } from '@engram/errors';
 
 /** Roles a credential may carry in its `roles` claim. See docs/api-conventions.md. */
 export const ROLES = ['admin', 'platform', 'service'] as const;

@@ -4,14 +4,12 @@ import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 import {
-  ConfigError,
   authConfigFromEnv,
-  envInt,
   limitsFromEnv,
   metricsPortFromEnv,
-  parseEnv,
   serverEnvShape,
 } from './config.js';
+import { ConfigError, envInt, parseEnv } from '@engram/config';
 
 const schema = z.object({ ...serverEnvShape, ENGRAM_PORT: envInt(50051, 0, 65535) });
 const secret = 'x'.repeat(32);

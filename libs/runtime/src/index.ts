@@ -24,18 +24,13 @@ export {
   forwardedCallOptions,
   serviceClient,
 } from './clients.js';
+export { ConfigError, envEnum, envInt, envNumber, envString, parseEnv } from '@engram/config';
 export {
-  ConfigError,
   DEFAULT_METRICS_PORT,
   MIN_HS256_SECRET_BYTES,
   authConfigFromEnv,
-  envEnum,
-  envInt,
-  envNumber,
-  envString,
   limitsFromEnv,
   metricsPortFromEnv,
-  parseEnv,
   serverEnvShape,
   serviceEnvSchema,
   type ServerEnv,
@@ -46,16 +41,17 @@ export { requestIdKey } from './context-keys.js';
 export {
   EngramError,
   dependencyFailure,
+  describeError,
   errorInfoOf,
   errors,
   isEngramError,
   toConnectError,
   type ErrorMetadata,
   type Reason,
-} from './errors.js';
+} from '@engram/errors';
 export { HealthRegistry, ServingStatus, createHealthService } from './health.js';
 export { createServerInterceptor } from './interceptors.js';
-export { createLogger, type Logger } from './logger.js';
+export { createLogger, type Logger } from '@engram/telemetry';
 export { startMetricsServer, type MetricsServer } from './metrics-server.js';
 export {
   embeddingMetrics,
@@ -72,7 +68,7 @@ export {
   type RpcMetrics,
   type SampledGaugeSpec,
   type ServiceMetrics,
-} from './metrics.js';
+} from '@engram/telemetry';
 export { createReflectionService } from './reflection.js';
 export {
   activeTraceFields,
@@ -99,6 +95,15 @@ export {
   type ServerOptions,
   type ServiceRegistration,
 } from './server.js';
+export { Worker, type PassOutcome, type WorkerOptions } from './worker.js';
+export {
+  moduleRegistrations,
+  serviceModule,
+  startModules,
+  stopModules,
+  type ModuleContext,
+  type ServiceModule,
+} from './module.js';
 export { runMain, serve, type ServeContext, type ServeOptions } from './process.js';
 export {
   createServiceCredentials,

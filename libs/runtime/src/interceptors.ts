@@ -3,9 +3,9 @@ import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
 import { SpanKind, context, trace } from '@opentelemetry/api';
 import { principalKey, type Authenticator } from './auth.js';
 import { requestIdKey } from './context-keys.js';
-import { EngramError, isEngramError, toConnectError } from './errors.js';
-import type { Logger } from './logger.js';
-import { grpcCodeName, type RpcMetrics } from './metrics.js';
+import { EngramError, isEngramError, toConnectError } from '@engram/errors';
+import type { Logger } from '@engram/telemetry';
+import { grpcCodeName, type RpcMetrics } from '@engram/telemetry';
 import {
   endRpcSpan,
   engramTracer,

@@ -1,7 +1,7 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
-import type { Logger } from './logger.js';
+import type { Logger } from '@engram/telemetry';
 
 /** A running Prometheus endpoint. */
 export interface MetricsServer {

@@ -7,9 +7,9 @@ import { GovernanceService } from '@engram/contracts/governance';
 import { Registry } from 'prom-client';
 import { createAuthenticator, mintToken } from './auth.js';
 import { createInProcessTransport, forwardedCallOptions } from './clients.js';
-import { errors } from './errors.js';
-import { createLogger } from './logger.js';
-import { grpcCodeName, registerSampledGauge, rpcMetrics } from './metrics.js';
+import { errors } from '@engram/errors';
+import { createLogger } from '@engram/telemetry';
+import { grpcCodeName, registerSampledGauge, rpcMetrics } from '@engram/telemetry';
 import { registration, type RoutingOptions, type ServiceRegistration } from './server.js';
 import { activeTraceFields, withoutTrace } from './tracing.js';
 

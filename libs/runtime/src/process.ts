@@ -3,22 +3,29 @@ import type { DestinationStream } from 'pino';
 import { createAuthenticator } from './auth.js';
 import { createInProcessTransport } from './clients.js';
 import {
-  ConfigError,
   authConfigFromEnv,
   limitsFromEnv,
   metricsPortFromEnv,
   type ServerEnv,
 } from './config.js';
-import { createLogger, type Logger } from './logger.js';
+import { ConfigError } from '@engram/config';
+import {
+  createLogger,
+  metricsRegistry,
+  rpcMetrics,
+  scopedMetrics,
+  type Logger,
+  type Registry,
+  type ServiceMetrics,
+} from '@engram/telemetry';
 import { startMetricsServer, type MetricsServer } from './metrics-server.js';
-import { metricsRegistry, rpcMetrics, scopedMetrics, type Registry, type ServiceMetrics } from './metrics.js';
 import {
   exitOnSignals,
   startServer,
   type EngramServer,
   type RoutingOptions,
-  type ServiceRegistration,
 } from './server.js';
+import { moduleRegistrations, startModules, stopModules, type ServiceModule } from './module.js';
 import {
   serviceSigningKey,
   type ServiceCredentials,
@@ -45,8 +52,11 @@ export interface ServeOptions {
   readonly name: string;
   readonly env: ServerEnv;
   readonly port: number;
-  /** Builds the services once the logger exists. */
-  readonly services: (logger: Logger, context: ServeContext) => readonly ServiceRegistration[];
+  /**
+   * Builds the modules once the logger exists. Their services are mounted; their workers start
+   * once the server listens and stop in reverse order after it has drained, before `onShutdown`.
+   */
+  readonly modules: (logger: Logger, context: ServeContext) => readonly ServiceModule[];
   /** Supplies a secret when none is configured (the all-in-one local secret). */
   readonly fallbackSecret?: () => Uint8Array;
   /** Extra fields for the "listening" log line (e.g. a command to try). */
@@ -92,11 +102,12 @@ export async function serve(options: ServeOptions): Promise<{ server: EngramServ
     ...(env.ENGRAM_JWT_ISSUER !== undefined ? { issuer: env.ENGRAM_JWT_ISSUER } : {}),
     ...(env.ENGRAM_JWT_AUDIENCE !== undefined ? { audience: env.ENGRAM_JWT_AUDIENCE } : {}),
   });
-  const services = options.services(logger, {
+  const modules = options.modules(logger, {
     localTransport,
     serviceCredentials,
     metrics: serviceMetrics,
   });
+  const services = moduleRegistrations(modules);
   const authenticate = await createAuthenticator(authConfig);
   const limits = limitsFromEnv(env);
   const metrics = rpcMetrics(registry);
@@ -126,6 +137,7 @@ export async function serve(options: ServeOptions): Promise<{ server: EngramServ
     await metricsServer?.close();
     throw error;
   }
+  startModules(modules);
   const { onShutdown } = options;
   let closing: Promise<void> | undefined;
   const server: EngramServer = {
@@ -134,6 +146,7 @@ export async function serve(options: ServeOptions): Promise<{ server: EngramServ
     shutdown: () =>
       (closing ??= (async () => {
         await started.shutdown();
+        await stopModules(modules);
         await onShutdown?.();
         // Scrapes go on while calls drain; the gauges' sources are closed by now.
         serviceMetrics.dispose();

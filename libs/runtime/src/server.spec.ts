@@ -16,9 +16,9 @@ import { Health, HealthCheckResponse_ServingStatus, ServerReflection } from '@en
 import { createAuthenticator, mintToken, principalKey, type Principal } from './auth.js';
 import { createInProcessTransport, forwardedCallOptions } from './clients.js';
 import { requestIdKey } from './context-keys.js';
-import { errorInfoOf, errors } from './errors.js';
+import { errorInfoOf, errors } from '@engram/errors';
 import { HealthRegistry, createHealthService } from './health.js';
-import { createLogger } from './logger.js';
+import { createLogger } from '@engram/telemetry';
 import { registration, type RoutingOptions, type ServiceRegistration } from './server.js';
 
 const secret = randomBytes(32);

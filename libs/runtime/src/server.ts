@@ -15,8 +15,8 @@ import type { Authenticator } from './auth.js';
 import type { ServerLimits } from './config.js';
 import { HealthRegistry, ServingStatus, createHealthService } from './health.js';
 import { createServerInterceptor } from './interceptors.js';
-import type { Logger } from './logger.js';
-import type { RpcMetrics } from './metrics.js';
+import type { Logger } from '@engram/telemetry';
+import type { RpcMetrics } from '@engram/telemetry';
 import { createReflectionService } from './reflection.js';
 
 /** One service to mount: its descriptor and its (possibly partial) implementation. */

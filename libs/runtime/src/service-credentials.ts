@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { CallOptions } from '@connectrpc/connect';
 import { mintToken, type AuthConfig, type SigningKey } from './auth.js';
-import { ConfigError, readFileVariable, type ServerEnv } from './config.js';
+import { ConfigError } from '@engram/config';
+import { readFileVariable, type ServerEnv } from './config.js';
 import { injectTraceContext } from './tracing.js';
 
 /**

@@ -2,7 +2,7 @@ import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
-import { ConfigError } from './config.js';
+import { ConfigError } from '@engram/config';
 import { loadTenantPolicies } from './tenant-policy.js';
 
 const file = (content: string) => {

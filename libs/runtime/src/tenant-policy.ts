@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { ConfigError } from './config.js';
+import { ConfigError } from '@engram/config';
 
 /** What an operator may set per tenant (blueprint: policy values configurable per tenant). */
 export interface TenantSettings {

@@ -4,7 +4,6 @@ import {
   SpanKind,
   SpanStatusCode,
   context,
-  isSpanContextValid,
   trace,
   type Context,
   type Span,
@@ -12,6 +11,7 @@ import {
   type TextMapSetter,
   type Tracer,
 } from '@opentelemetry/api';
+export { activeTraceFields, traceFields } from '@engram/telemetry';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -106,18 +106,6 @@ export function injectTraceContext(headers: Headers, ctx: Context = context.acti
 export const traceContextKey = createContextKey<Context | undefined>(undefined, {
   description: 'OpenTelemetry context of the call being handled',
 });
-
-/** `trace_id` and `span_id` of a span, for log lines; empty when the span has no valid ids. */
-export function traceFields(span: Span | undefined): { trace_id?: string; span_id?: string } {
-  const spanContext = span?.spanContext();
-  if (spanContext === undefined || !isSpanContextValid(spanContext)) return {};
-  return { trace_id: spanContext.traceId, span_id: spanContext.spanId };
-}
-
-/** Log fields of the active span (pino `mixin`). */
-export function activeTraceFields(): { trace_id?: string; span_id?: string } {
-  return traceFields(trace.getSpan(context.active()));
-}
 
 /**
  * Runs `fn` outside any trace. A background loop re-armed from work that a request started (a

@@ -1,6 +1,6 @@
 import { etagMismatch } from './errors.js';
 import { sql } from 'kysely';
-import { errors, type EngramError } from '@engram/runtime';
+import { errors, type EngramError } from '@engram/errors';
 import { fromFlag, fromJson, toFlag, toJson } from './codec.js';
 import type { Store } from './database.js';
 import { supportsRowLocks } from './dialect.js';

@@ -1,5 +1,5 @@
 import { Code } from '@connectrpc/connect';
-import { EngramError, errors, isEngramError } from '@engram/runtime';
+import { EngramError, errors, isEngramError } from '@engram/errors';
 
 /** Connection-level failures of mysql2 / Node sockets: the database is unreachable. */
 const MYSQL_UNAVAILABLE = new Set([

@@ -1,5 +1,5 @@
 import { etagMismatch } from './errors.js';
-import { errors } from '@engram/runtime';
+import { errors } from '@engram/errors';
 import type { Selectable } from 'kysely';
 import { fromJson, optional, toJson, type JsonValue } from './codec.js';
 import type { Store } from './database.js';

@@ -1,7 +1,7 @@
 import { etagMismatch } from './errors.js';
 import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import { createHash } from 'node:crypto';
-import { errors } from '@engram/runtime';
+import { errors } from '@engram/errors';
 import { fromFlag, fromJson, optional, toFlag, toJson, type JsonValue } from './codec.js';
 import type { Store } from './database.js';
 import { newId } from './ids.js';

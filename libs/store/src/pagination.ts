@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { errors } from '@engram/runtime';
+import { errors } from '@engram/errors';
 
 /**
  * Opaque page tokens for keyset pagination. A token carries the last key of the previous page and

@@ -1,4 +1,4 @@
-import { errors } from '@engram/runtime';
+import { errors } from '@engram/errors';
 import { fromJson, toJson } from './codec.js';
 import type { Store } from './database.js';
 import { newId } from './ids.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import { Code } from '@connectrpc/connect';
-import { errors, isEngramError } from '@engram/runtime';
+import { errors, isEngramError } from '@engram/errors';
 import type { Store } from './database.js';
 import { isDuplicate } from './errors.js';
 import type { Database } from './schema.js';

@@ -1,4 +1,4 @@
-import { errors } from '@engram/runtime';
+import { errors } from '@engram/errors';
 import type { Selectable } from 'kysely';
 import { fromJson, optional, toJson } from './codec.js';
 import type { Store } from './database.js';

@@ -1,4 +1,4 @@
-import { errors } from '@engram/runtime';
+import { errors } from '@engram/errors';
 import { fromFlag, fromJson, optional, toFlag, toJson } from './codec.js';
 import type { Store } from './database.js';
 import { isDuplicate, mapDatabaseError, etagMismatch } from './errors.js';

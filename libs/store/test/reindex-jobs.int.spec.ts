@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Code } from '@connectrpc/connect';
-import { EngramError } from '@engram/runtime';
+import { EngramError } from '@engram/errors';
 import { ReindexJobRepository, failStaleReindexJobs, inTransaction, type Store } from '../src/index.js';
 import { dialects, thrown } from './harness.js';
 

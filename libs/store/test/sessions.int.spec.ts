@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Code } from '@connectrpc/connect';
-import { EngramError } from '@engram/runtime';
+import { EngramError } from '@engram/errors';
 import {
   SessionRepository,
   SessionStateRepository,

@@ -1,7 +1,7 @@
 /* eslint-disable @typescript-eslint/no-non-null-assertion -- typed-array kernels: every index is
    below `rows` or a list's length by construction, which `noUncheckedIndexedAccess` cannot see; a
    `?? 0` in these loops would turn a real bug into a silent zero score. */
-import { errors } from '@engram/runtime';
+import { errors } from '@engram/errors';
 import { isBounded } from './filter-semantics.js';
 import type { IndexFilter, Range, Visibility } from './port.js';
 

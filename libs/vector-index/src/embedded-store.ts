@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { errors, isEngramError } from '@engram/runtime';
+import { errors, isEngramError } from '@engram/errors';
 import { CollectionState, type StoredPoint } from './embedded-collection.js';
 import { checkFilter } from './embedded-filter.js';
 import { checkScrollOptions } from './scroll.js';

@@ -1,4 +1,4 @@
-import { errors } from '@engram/runtime';
+import { errors } from '@engram/errors';
 import { isBounded } from './filter-semantics.js';
 import type { IndexFilter, PointPayload, Range } from './port.js';
 

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { errors } from '@engram/runtime';
+import { errors } from '@engram/errors';
 
 /**
  * A small HTTP/1.1 JSON client for Qdrant's REST API.

@@ -1,5 +1,5 @@
 import type { Schemas } from '@qdrant/js-client-rest';
-import { errors, isEngramError } from '@engram/runtime';
+import { errors, isEngramError } from '@engram/errors';
 import type {
   CollectionSpec,
   IndexFilter,

@@ -1,4 +1,4 @@
-import { errors } from '@engram/runtime';
+import { errors } from '@engram/errors';
 import type { ScrollOptions } from './port.js';
 
 /** The most points one scroll page holds. */

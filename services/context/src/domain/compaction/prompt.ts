@@ -3,7 +3,7 @@
  * The schema is sent as a strict OpenAI `json_schema` response format: every property is required
  * and objects are closed. Pure: changing any text here is a new {@link COMPACT_PROMPT_VERSION}.
  */
-import type { ChatMessage } from '@engram/llm';
+import { oneLine, type ChatMessage } from '@engram/llm';
 import { z } from 'zod';
 import type { CompactionMessage, StateItem } from '../types.js';
 import { MAX_ITEM_CHARS, MAX_ITEM_SOURCES } from './compactor.js';
@@ -72,23 +72,6 @@ const ZH_SYSTEM = (
 - key_points：新消息中做出的决定和确认的结论（例如“新服务使用 PostgreSQL 16。”），最新的在前，每条一两句话、可独立理解，并给出 source_message_ids：所依据消息的 id（方括号中的内容，原样复制）。最多 ${MAX_ANSWER_ITEMS} 条；没有决定时为空。
 - open_loops：新消息结束时仍未回答的问题和仍待处理的事项，最新的在前，每条一两句话，并给出 source_message_ids。最多 ${MAX_ANSWER_ITEMS} 条。不要重复上面给出的待办事项。
 - resolved_open_loop_ids：新消息已回答或已解决的、上面给出的待办事项的 id。`;
-
-/**
- * `content` on one line (line breaks shown as ` ↵ `, so a message cannot forge a transcript line)
- * and at most `max` code points: longer ones keep their first two thirds and last third around "…".
- */
-export function oneLine(content: string, max: number): string {
-  const points = Array.from(
-    content
-      .trim()
-      .replace(/\r\n?/gu, '\n')
-      .replace(/\s*\n\s*/gu, ' ↵ '),
-  );
-  if (points.length <= max) return points.join('');
-  const head = Math.ceil((max - 1) * (2 / 3));
-  const tail = max - 1 - head;
-  return `${points.slice(0, head).join('')}…${tail > 0 ? points.slice(-tail).join('') : ''}`;
-}
 
 /** The transcript lines (latest kept within the limits) and how many oldest were left out. */
 export function renderTranscript(messages: readonly CompactionMessage[]): { text: string; omitted: number } {

@@ -39,7 +39,6 @@ export {
   isoLocalTime,
   isoOffset,
   localWeekday,
-  oneLine,
   renderTranscript,
   transcriptLine,
   type Transcript,

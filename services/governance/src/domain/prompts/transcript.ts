@@ -7,6 +7,7 @@
  */
 import type { SourceMessage } from '../candidate.js';
 import { offsetMinutes, safeTimeZone, toLocal } from '@engram/lexical';
+import { oneLine } from '@engram/llm';
 import type { PromptLanguage } from './language.js';
 
 /** How much of a MemCell is shown; defaults in {@link DEFAULT_TRANSCRIPT_LIMITS}. */
@@ -62,23 +63,6 @@ const WEEKDAYS: Readonly<Record<PromptLanguage, readonly string[]>> = {
 export function localWeekday(epochMs: number, timeZone: string, language: PromptLanguage): string {
   const t = toLocal(epochMs, safeTimeZone(timeZone));
   return WEEKDAYS[language][new Date(Date.UTC(t.year, t.month - 1, t.day)).getUTCDay()] ?? '';
-}
-
-/**
- * `content` on one line (line breaks shown as ` ↵ `, so a message cannot forge a transcript line)
- * and at most `max` code points: longer ones keep their first two thirds and last third around "…".
- */
-export function oneLine(content: string, max: number): string {
-  const points = Array.from(
-    content
-      .trim()
-      .replace(/\r\n?/gu, '\n')
-      .replace(/\s*\n\s*/gu, ' ↵ '),
-  );
-  if (points.length <= max) return points.join('');
-  const head = Math.ceil((max - 1) * (2 / 3));
-  const tail = max - 1 - head;
-  return `${points.slice(0, head).join('')}…${tail > 0 ? points.slice(-tail).join('') : ''}`;
 }
 
 /** One transcript line. */

@@ -203,3 +203,9 @@ export function dependencyFailure(dependency: string, error: unknown): Error {
   }
   return connectError;
 }
+
+/** An error in one line for a log: its name and message, never a payload. */
+export function describeError(error: unknown): string {
+  if (error instanceof Error) return `${error.name}: ${error.message}`.slice(0, 1024);
+  return String(error).slice(0, 1024);
+}

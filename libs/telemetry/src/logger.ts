@@ -1,5 +1,5 @@
 import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
-import { activeTraceFields } from './tracing.js';
+import { activeTraceFields } from './trace-fields.js';
 
 export type { Logger };
 

@@ -1,4 +1,4 @@
-/** How the OpenAI-compatible clients (chat here, embeddings in `@engram/embeddings`) read the `openai` package's errors. */
+/** How the OpenAI-compatible clients (chat in `@engram/llm`, embeddings in `@engram/embeddings`) read the `openai` package's errors. */
 import { APIConnectionError, APIError, APIUserAbortError } from 'openai';
 
 /** Failures of an OpenAI-compatible endpoint worth retrying unchanged: the request may succeed later. */

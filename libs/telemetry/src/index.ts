@@ -1,0 +1,23 @@
+/**
+ * @engram/telemetry: structured logs and Prometheus metrics, shared by the server runtime and by
+ * the libraries that report their own work (model calls, embedding batches). One registry per
+ * process; log lines carry the active span's ids and never contents.
+ */
+export { createLogger, type Logger } from './logger.js';
+export {
+  embeddingMetrics,
+  grpcCodeName,
+  metricsRegistry,
+  modelMetrics,
+  registerSampledGauge,
+  rpcMetrics,
+  scopedMetrics,
+  type EmbeddingMetrics,
+  type GaugeSample,
+  type ModelMetrics,
+  type Registry,
+  type RpcMetrics,
+  type SampledGaugeSpec,
+  type ServiceMetrics,
+} from './metrics.js';
+export { activeTraceFields, traceFields } from './trace-fields.js';
