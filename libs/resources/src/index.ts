@@ -243,3 +243,4 @@ export function evidenceNames(e: Evidence): EvidenceNames {
     excerpt: e.excerpt ?? '',
   };
 }
+export { checkEraseRequest } from './erase.js';

@@ -37,7 +37,10 @@ describe('resource names', () => {
   });
 
   it('answers FIELD_REQUIRED for an empty name and NAME_INVALID with the field and template otherwise', () => {
-    expect(reasonOf(() => parseMemoryName(''))).toEqual({ reason: 'FIELD_REQUIRED', metadata: { field: 'name' } });
+    expect(reasonOf(() => parseMemoryName(''))).toEqual({
+      reason: 'FIELD_REQUIRED',
+      metadata: { field: 'name' },
+    });
     expect(reasonOf(() => parseMemCellName(`sessions/${S}/memCells/x`, 'mem_cell'))).toEqual({
       reason: 'NAME_INVALID',
       metadata: { field: 'mem_cell', pattern: 'sessions/{session}/memCells/{mem_cell}' },

@@ -2,7 +2,10 @@ import type { DescMethod } from '@bufbuild/protobuf';
 import { errors } from '@engram/errors';
 
 /** The page size a List call asked for: 0 is `fallback`, above `max` is `max`, negative is FIELD_INVALID. */
-export function pageSize(requested: number, limits: { readonly fallback: number; readonly max: number }): number {
+export function pageSize(
+  requested: number,
+  limits: { readonly fallback: number; readonly max: number },
+): number {
   if (requested < 0) throw errors.fieldInvalid('page_size', 'must not be negative');
   return requested === 0 ? limits.fallback : Math.min(requested, limits.max);
 }

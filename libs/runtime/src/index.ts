@@ -97,7 +97,10 @@ export {
 } from './server.js';
 export { Worker, type PassOutcome, type WorkerOptions } from './worker.js';
 export {
+  moduleContext,
   moduleRegistrations,
+  networkPeers,
+  peerClient,
   serviceModule,
   startModules,
   stopModules,

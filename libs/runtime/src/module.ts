@@ -1,9 +1,10 @@
 import type { DescService } from '@bufbuild/protobuf';
-import type { ServiceImpl, Transport } from '@connectrpc/connect';
+import type { Client, ServiceImpl, Transport } from '@connectrpc/connect';
 import type { Logger, ServiceMetrics } from '@engram/telemetry';
 import type { ServiceCredentials } from './service-credentials.js';
 import { registration, type ServiceRegistration } from './server.js';
 import type { Worker } from './worker.js';
+import { createNetworkTransport, serviceClient } from './clients.js';
 
 /**
  * One service package as a process mounts it: the full implementation of its gRPC service (typed
@@ -39,6 +40,38 @@ export interface ModuleContext {
   readonly metrics: ServiceMetrics;
   /** How to reach another Engram service: in-process in the all-in-one, over the network otherwise. */
   readonly transport: (service: DescService) => Transport;
+}
+
+/** What `serve` gives a process's modules, plus how they reach their peers. */
+export function moduleContext(
+  logger: Logger,
+  serve: { readonly serviceCredentials: ServiceCredentials; readonly metrics: ServiceMetrics },
+  transport: (service: DescService) => Transport,
+): ModuleContext {
+  return { logger, credentials: serve.serviceCredentials, metrics: serve.metrics, transport };
+}
+
+/** A client of a peer service through the module's transport. */
+export function peerClient<S extends DescService>(context: ModuleContext, service: S): Client<S> {
+  return serviceClient(service, context.transport(service));
+}
+
+/**
+ * Network transports to peer services by their descriptors (`{ [GovernanceService.typeName]: url }`),
+ * one per service, created on first use. A peer without a URL is a programming error.
+ */
+export function networkPeers(urls: Readonly<Record<string, string>>): (service: DescService) => Transport {
+  const transports = new Map<string, Transport>();
+  return (service) => {
+    let transport = transports.get(service.typeName);
+    if (transport === undefined) {
+      const url = urls[service.typeName];
+      if (url === undefined) throw new Error(`no URL configured for ${service.typeName}`);
+      transport = createNetworkTransport(url);
+      transports.set(service.typeName, transport);
+    }
+    return transport;
+  };
 }
 
 /** The registrations of composed modules (what the server routes). */

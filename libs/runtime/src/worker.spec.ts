@@ -111,7 +111,9 @@ describe('Worker', () => {
     const { w } = worker(
       async (signal) => {
         order.push('pass');
-        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+        await new Promise<void>((resolve) =>
+          signal.addEventListener('abort', () => resolve(), { once: true }),
+        );
         order.push('pass ended');
       },
       60_000,

@@ -148,7 +148,10 @@ export class Worker {
       const { minMs, maxMs } = this.#options.backoff ?? DEFAULT_BACKOFF;
       const retryInMs = Math.min(maxMs, minMs * 2 ** this.#failures);
       this.#failures += 1;
-      logger.warn({ worker: name, err: describeError(error), retryInMs }, 'worker pass failed; retrying later');
+      logger.warn(
+        { worker: name, err: describeError(error), retryInMs },
+        'worker pass failed; retrying later',
+      );
       return retryInMs;
     } finally {
       end();

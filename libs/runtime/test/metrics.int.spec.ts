@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:net';
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { createClient } from '@connectrpc/connect';
+import { createClient, type ServiceImpl } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import { GovernanceService } from '@engram/contracts/governance';
 import {
@@ -9,7 +9,7 @@ import {
   DEFAULT_METRICS_PORT,
   mintToken,
   parseEnv,
-  registration,
+  serviceModule,
   serve,
   serviceEnvSchema,
   type EngramServer,
@@ -56,7 +56,12 @@ const start = (env: Record<string, string>, port: number) =>
     name: 'metrics-test',
     env: parseEnv(serviceEnvSchema(0), { ENGRAM_JWT_SECRET: secret, ENGRAM_LOG_LEVEL: 'silent', ...env }),
     port,
-    services: () => [registration(GovernanceService, { getMemory: (r) => ({ memory: { name: r.name } }) })],
+    // One RPC is all this test calls; the others answer UNIMPLEMENTED.
+    modules: () => [
+      serviceModule(GovernanceService, {
+        getMemory: (r) => ({ memory: { name: r.name } }),
+      } as Partial<ServiceImpl<typeof GovernanceService>> as ServiceImpl<typeof GovernanceService>),
+    ],
     handleSignals: false,
   });
 
