@@ -2,6 +2,8 @@
 // The rules mirror the Nx tags in each package.json (type:contracts < type:lib < type:service <
 // type:app): dependencies point inwards, nothing imports a service from a library, services do
 // not import each other (they talk through generated gRPC clients), and there are no cycles.
+// Libraries never import the server runtime, production code never imports @engram/testing, and
+// the benchmarks (bench/) use only public entry points.
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -63,7 +65,46 @@ module.exports = {
       from: { path: '^(libs|services|apps)/([^/]+)/' },
       to: {
         path: '^libs/([^/]+)/src/',
-        pathNot: ['^libs/$2/', '^libs/[^/]+/src/index\\.ts$', '^libs/contracts/src/[a-z]+\\.ts$'],
+        pathNot: [
+          '^libs/$2/',
+          '^libs/[^/]+/src/index\\.ts$',
+          '^libs/contracts/src/[a-z]+\\.ts$',
+          // Declared subpath exports: @engram/errors/openai.
+          '^libs/errors/src/openai\\.ts$',
+        ],
+      },
+    },
+    {
+      name: 'libs-never-import-the-runtime',
+      severity: 'error',
+      comment:
+        'Libraries and adapters never import the server runtime (libs/runtime): it composes them. The ground floor is @engram/errors, @engram/telemetry and @engram/config.',
+      from: { path: '^libs/(?!runtime/)' },
+      to: { path: '^libs/runtime/' },
+    },
+    {
+      name: 'testing-is-for-tests',
+      severity: 'error',
+      comment:
+        '@engram/testing (seeded randomness, synthetic secrets, a throw-away Qdrant) serves tests and benchmarks; no package source outside its specs depends on it.',
+      from: { path: '^(libs|services|apps)/[^/]+/src/', pathNot: ['\\.spec\\.ts$', '^libs/testing/'] },
+      to: { path: '^libs/testing/' },
+    },
+    {
+      name: 'bench-uses-public-entry-points',
+      severity: 'error',
+      comment:
+        "Benchmarks measure the packages as their users see them: through each package's public index (its package exports), @engram/testing and the test fixtures meant for sharing, never a package's internals.",
+      from: { path: '^bench/' },
+      to: {
+        path: '^(libs|services|apps)/',
+        pathNot: [
+          '^(libs|services|apps)/[^/]+/src/index\\.ts$',
+          '^libs/contracts/src/[a-z]+\\.ts$',
+          '^services/governance/test/fixtures/',
+          // The hand-written two-topic conversations of ingestion's topic-shift test (bench/topic-shift.ts).
+          '^services/ingestion/test/topic-fixtures\\.ts$',
+        ],
       },
     },
     {
@@ -75,7 +116,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '(^|/)(dist|node_modules|coverage)/' },
+    exclude: { path: ['(^|/)(dist|node_modules|coverage)/', '^bench/out/'] },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: {

@@ -28,8 +28,8 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { LocalEmbedder } from '@engram/embeddings';
+import { chunkText, type ChunkPiece } from '@engram/ingestion';
 import { encodeDocument, encodeQuery, tokenize, type SparseVector } from '@engram/lexical';
-import { chunkText, type ChunkPiece } from '../services/ingestion/src/domain/chunker.js';
 
 const WORKSPACE = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const K = 5;

@@ -25,8 +25,8 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createEmbeddedStore } from '../libs/vector-index/src/embedded-store.js';
-import type { IndexFilter, PointPayload } from '../libs/vector-index/src/port.js';
+import { seededRandom } from '@engram/testing';
+import { createEmbeddedStore, type IndexFilter, type PointPayload } from '@engram/vector-index';
 
 // ---------------------------------------------------------------------------------------------
 // The dataset (deterministic: the same seed gives the same points in every process)
@@ -45,18 +45,6 @@ interface BenchPoint {
   readonly dense: Float32Array;
   readonly sparse: Sparse;
   readonly payload: PointPayload;
-}
-
-/** Small, fast, seedable PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function unitVector(random: () => number, dims: number): Float32Array {
@@ -111,7 +99,7 @@ function makePoint(i: number, random: () => number, dims: number): BenchPoint {
 }
 
 function* dataset(points: number, dims: number): Generator<BenchPoint> {
-  const random = rng(42);
+  const random = seededRandom(42);
   for (let i = 0; i < points; i++) yield makePoint(i, random, dims);
 }
 
@@ -121,7 +109,7 @@ interface Queries {
 }
 
 function queries(count: number, dims: number): Queries {
-  const random = rng(7);
+  const random = seededRandom(7);
   const dense: Float32Array[] = [];
   const sparse: Sparse[] = [];
   for (let q = 0; q < count; q++) {

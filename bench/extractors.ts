@@ -5,7 +5,7 @@
  *     [--locomo ../shared/bench-data/locomo10.json] [--madial ../shared/bench-data/madial-bench/MADial-Bench-zh-dialogue.json]
  *     [--samples 30] [--seed 7] [--out bench/out/extractors.json]
  *
- * 1. The labelled sample (`services/governance/src/domain/extractors/labelled-sample.ts`, written for
+ * 1. The labelled sample (`services/governance/test/fixtures/labelled-sample.ts`, written for
  *    this project): TP/FP/FN, precision, recall and F1 per extractor, language and split, with the
  *    matching rules of `scoring.ts` (FACT: namespace + key + value gist; FORESIGHT: evidence message
  *    + date within a day; EVENT: evidence message, plus date accuracy; EPISODE: presence, plus
@@ -26,21 +26,20 @@ import { dirname, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import type {
-  Candidate,
-  ExtractionInput,
-  ExtractorName,
-} from '../services/governance/src/domain/candidate.js';
-import { extractOffline } from '../services/governance/src/domain/extractors/index.js';
-import { LABELLED_SAMPLE } from '../services/governance/src/domain/extractors/labelled-sample.js';
 import {
+  extractOffline,
   rates,
   scoreCase,
   toExtractionInput,
   total,
+  type Candidate,
   type CaseScore,
   type Counts,
-} from '../services/governance/src/domain/extractors/scoring.js';
+  type ExtractionInput,
+  type ExtractorName,
+} from '@engram/governance';
+import { seededRandom, type Random } from '@engram/testing';
+import { LABELLED_SAMPLE } from '../services/governance/test/fixtures/labelled-sample.js';
 import { parseLocomoDate } from './lib/locomo.js';
 
 const WORKSPACE = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -60,25 +59,37 @@ const { values: args } = parseArgs({
 });
 const sampleSize = Number(args.samples);
 
-/** A small deterministic PRNG (mulberry32) for the reading samples. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function sample<T>(items: readonly T[], n: number, random: () => number): T[] {
+function sample<T>(items: readonly T[], n: number, random: Random): T[] {
   const copy = [...items];
   for (let i = copy.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
     [copy[i], copy[j]] = [copy[j]!, copy[i]!];
   }
   return copy.slice(0, n);
+}
+
+/** A candidate as the reading samples show it (the FACT slot is `namespace/key`). */
+function readingOf(candidate: Candidate) {
+  return {
+    type: candidate.type,
+    slot: candidate.type === 'FACT' ? `${candidate.namespace ?? ''}/${candidate.key ?? ''}` : undefined,
+    value: candidate.value,
+    text: candidate.text,
+    confidence: candidate.confidence,
+  };
+}
+
+/** Prints a reading sample, each line tagged with `where` (the turn or the dialogue it came from). */
+function printReading<R extends ReturnType<typeof readingOf> & { said: string }>(
+  reading: readonly R[],
+  where: (r: R) => string | number,
+): void {
+  console.log(`\n  Reading sample (${reading.length} candidates):`);
+  for (const r of reading) {
+    console.log(
+      `    [${where(r)}] ${r.said}\n        → ${r.type} ${r.slot ?? ''} ${r.slot === undefined ? r.text : JSON.stringify(r.value)} (${r.confidence})`,
+    );
+  }
 }
 
 const pct = (x: number) => x.toFixed(2);
@@ -264,18 +275,9 @@ function locomo(path: string, random: () => number): unknown {
   const reading = sample(extracted, sampleSize, random).map((e) => ({
     turn: e.turn,
     said: e.text,
-    type: e.candidate.type,
-    slot: e.candidate.type === 'FACT' ? `${e.candidate.namespace ?? ''}/${e.candidate.key ?? ''}` : undefined,
-    value: e.candidate.value,
-    text: e.candidate.text,
-    confidence: e.candidate.confidence,
+    ...readingOf(e.candidate),
   }));
-  console.log(`\n  Reading sample (${reading.length} candidates):`);
-  for (const r of reading) {
-    console.log(
-      `    [${r.turn}] ${r.said}\n        → ${r.type} ${r.slot ?? ''} ${r.slot === undefined ? r.text : JSON.stringify(r.value)} (${r.confidence})`,
-    );
-  }
+  printReading(reading, (r) => r.turn);
   return {
     perType,
     silver,
@@ -339,18 +341,9 @@ function madial(path: string, random: () => number): unknown {
   const reading = sample(extracted, sampleSize, random).map((e) => ({
     dialogue: e.dialogue,
     said: e.said,
-    type: e.candidate.type,
-    slot: e.candidate.type === 'FACT' ? `${e.candidate.namespace ?? ''}/${e.candidate.key ?? ''}` : undefined,
-    value: e.candidate.value,
-    text: e.candidate.text,
-    confidence: e.candidate.confidence,
+    ...readingOf(e.candidate),
   }));
-  console.log(`\n  Reading sample (${reading.length} candidates):`);
-  for (const r of reading) {
-    console.log(
-      `    [${r.dialogue}] ${r.said}\n        → ${r.type} ${r.slot ?? ''} ${r.slot === undefined ? r.text : JSON.stringify(r.value)} (${r.confidence})`,
-    );
-  }
+  printReading(reading, (r) => r.dialogue);
   return { dialogues: dialogues.length, userMessages, perType, reading };
 }
 
@@ -359,8 +352,8 @@ function madial(path: string, random: () => number): unknown {
 const started = performance.now();
 const labelled = labelledSample();
 const seed = Number(args.seed);
-const locomoResult = args.locomo === '' ? undefined : locomo(args.locomo, prng(seed));
-const madialResult = args.madial === '' ? undefined : madial(args.madial, prng(seed + 1));
+const locomoResult = args.locomo === '' ? undefined : locomo(args.locomo, seededRandom(seed));
+const madialResult = args.madial === '' ? undefined : madial(args.madial, seededRandom(seed + 1));
 console.log(`\n${((performance.now() - started) / 1000).toFixed(1)} s`);
 
 mkdirSync(dirname(args.out), { recursive: true });

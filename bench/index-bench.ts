@@ -22,17 +22,8 @@
  * interleaved in rounds of 20 after 20 warm-ups each, so that background load hits them alike.
  */
 
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import {
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  readlinkSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -40,6 +31,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { QdrantClient, type Schemas } from '@qdrant/js-client-rest';
 import { encodeDocument, encodeQuery } from '@engram/lexical';
+import { choices, percentile, seededRandom, startQdrant } from '@engram/testing';
 import {
   createEmbeddedStore,
   createQdrantStore,
@@ -48,10 +40,10 @@ import {
   type ItemKind,
   type Point,
   type SparseVector,
+  toQdrantFilter,
   type VectorStore,
 } from '@engram/vector-index';
-import { toQdrantFilter } from '../libs/vector-index/src/qdrant-filter.js';
-import { startQdrant, type RunningQdrant } from '../libs/vector-index/test/qdrant-harness.js';
+import { gitCommit, loadAverage, machine, peakRssMib, processRss, qdrantPid } from './lib/machine.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
 const WORKSPACE = resolve(dirname(SCRIPT), '..');
@@ -97,13 +89,12 @@ interface Percentiles {
 /** Nearest-rank percentiles of a list of milliseconds. */
 function percentiles(ms: readonly number[]): Percentiles {
   const sorted = [...ms].sort((a, b) => a - b);
-  const rank = (p: number) => sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)] ?? Number.NaN;
   const sum = sorted.reduce((a, b) => a + b, 0);
   return {
     n: sorted.length,
-    p50: round3(rank(0.5)),
-    p95: round3(rank(0.95)),
-    p99: round3(rank(0.99)),
+    p50: round3(percentile(sorted, 50)),
+    p95: round3(percentile(sorted, 95)),
+    p99: round3(percentile(sorted, 99)),
     max: round3(sorted.at(-1) ?? Number.NaN),
     mean: round3(sum / sorted.length),
   };
@@ -117,26 +108,9 @@ function mib(bytes: number): number {
   return Math.round((bytes / 1024 / 1024) * 10) / 10;
 }
 
-/** Peak RSS of this process so far, in MiB (`ru_maxrss` is in KiB on Linux). */
-function peakRssMib(): number {
-  return Math.round((process.resourceUsage().maxRSS / 1024) * 10) / 10;
-}
-
 // ---------------------------------------------------------------------------------------------
 // The synthetic data (deterministic: the same seed gives the same points in every process)
 // ---------------------------------------------------------------------------------------------
-
-/** Small, fast, seedable PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function gaussian(random: () => number): number {
   return Math.sqrt(-2 * Math.log(random() + 1e-12)) * Math.cos(2 * Math.PI * random());
@@ -166,7 +140,7 @@ class VectorSpace {
   private readonly centres: Float32Array[];
 
   constructor() {
-    const random = rng(1);
+    const random = seededRandom(1);
     this.common = randomUnit(random);
     this.centres = Array.from({ length: CLUSTERS }, () => randomUnit(random));
   }
@@ -244,9 +218,9 @@ class Vocabulary {
   readonly en: string[];
 
   constructor(tail = 4000) {
-    const random = rng(3);
+    const random = seededRandom(3);
     const chars = Array.from(ZH_CHARS); // BMP characters only
-    const pick = <T>(list: readonly T[]) => list[Math.floor(random() * list.length)]!;
+    const { pick } = choices(random);
     this.zh = ZH_WORDS.split(' ');
     this.en = EN_WORDS.split(' ');
     for (let i = 0; i < tail; i++) {
@@ -333,7 +307,7 @@ function makePoint(
 
 /** The points in batches of {@link BATCH}. */
 function* pointBatches(size: number): Generator<Point[]> {
-  const random = rng(42);
+  const random = seededRandom(42);
   const space = new VectorSpace();
   const vocab = new Vocabulary();
   let batch: Point[] = [];
@@ -364,7 +338,7 @@ interface QuerySet {
 
 /** Dense queries near a topic centre; sparse queries of 2–6 words from the same vocabulary. */
 function querySet(count: number): QuerySet {
-  const random = rng(7);
+  const random = seededRandom(7);
   const space = new VectorSpace();
   const vocab = new Vocabulary();
   const dense: Float32Array[] = [];
@@ -466,7 +440,7 @@ async function runEmbed(task: EmbedTask): Promise<EmbedResult> {
       local_files_only: true,
     });
     const countTokens = (text: string) => tokenizer.encode(text, { add_special_tokens: false }).length;
-    const random = rng(11);
+    const random = seededRandom(11);
     const vocab = new Vocabulary();
     /** Texts of at least `target` model tokens (without [CLS]/[SEP]), grown word by word. */
     const texts = (target: number) =>
@@ -770,31 +744,6 @@ function describeTask(task: Task): string {
   return task.phase === 'embed' ? 'embedding phase' : `${task.phase} ${task.adapter} ${task.size}`;
 }
 
-/** The Qdrant server's pid: the harness does not expose it, so find the process whose cwd is its directory. */
-function qdrantPid(qdrant: RunningQdrant): number | undefined {
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readlinkSync(`/proc/${entry}/cwd`) === qdrant.dir) return Number(entry);
-    } catch {
-      // gone, or not ours
-    }
-  }
-  return undefined;
-}
-
-/** VmRSS and VmHWM (peak) of a process, in MiB, from /proc/<pid>/status. */
-function processRss(pid: number | undefined): { rssMib: number; peakRssMib: number } | undefined {
-  if (pid === undefined) return undefined;
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1]);
-    return { rssMib: mib(field('VmRSS') * 1024), peakRssMib: mib(field('VmHWM') * 1024) };
-  } catch {
-    return undefined;
-  }
-}
-
 interface IndexRun {
   readonly adapter: Adapter;
   readonly size: number;
@@ -802,29 +751,6 @@ interface IndexRun {
   readonly query: QueryResult;
   /** Qdrant only: the server process after the queries (VmRSS) and its peak (VmHWM). */
   readonly qdrantProcess?: { rssMib: number; peakRssMib: number } | 'unavailable';
-}
-
-function gitCommit(): string {
-  try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: WORKSPACE, encoding: 'utf8' }).trim();
-  } catch {
-    return 'unknown';
-  }
-}
-
-function machine() {
-  const cpus = os.cpus();
-  return {
-    cpus: cpus.length,
-    cpuModel: cpus[0]?.model ?? 'unknown',
-    totalMemoryGiB: Math.round((os.totalmem() / 1024 ** 3) * 10) / 10,
-    platform: `${os.platform()} ${os.release()} ${os.arch()}`,
-    node: process.version,
-  };
-}
-
-function loadAverage(): number[] {
-  return os.loadavg().map((x) => Math.round(x * 100) / 100);
 }
 
 const pad = (s: string | number, n: number) => String(s).padStart(n);

@@ -17,16 +17,17 @@
  * - the MemCells cover every message once, without gaps;
  * - with `--wait-extraction-s N`, how many MemCells reached EXTRACTED / FAILED / PENDING within N s.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { randomBytes } from 'node:crypto';
 import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import { createClient } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
+import { createAllInOneServer, loadConfig } from '@engram/all-in-one';
 import {
   BoundaryReason,
   IngestionService,
@@ -35,7 +36,6 @@ import {
   type MemCell,
 } from '@engram/contracts/ingestion';
 import { mintToken } from '@engram/runtime';
-import { createAllInOneServer, loadConfig } from '../services/all-in-one/src/index.js';
 import { parseLocomoDate } from './lib/locomo.js';
 
 const WORKSPACE = resolve(dirname(fileURLToPath(import.meta.url)), '..');

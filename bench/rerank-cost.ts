@@ -25,8 +25,8 @@ import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import { createClient } from '@connectrpc/connect';
 import { RetrievalService } from '@engram/contracts/retrieval';
 import { LOCAL_MODEL_NAME, MINILM_MODEL_NAME, WORKSPACE_MODEL_ROOT } from '@engram/embeddings';
+import { quantile } from '@engram/testing';
 import { ingestDataset, startBenchServer } from './lib/ingest-dataset.js';
-import { quantile } from './retrieval/metrics.js';
 import { loadDataset } from './retrieval/dataset.js';
 
 const { values: args } = parseArgs({

@@ -50,17 +50,20 @@
  * indexed (and the resume check, if run, passed), 2 on the indexing timeout, 1 on any failure.
  */
 
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import Database from 'better-sqlite3';
+import type { MessageInitShape } from '@bufbuild/protobuf';
+import { timestampMs } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError, createClient, type Client } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
+import Database from 'better-sqlite3';
+import { createAllInOneServer, loadConfig } from '@engram/all-in-one';
 import { ItemKind } from '@engram/contracts/common';
 import {
   ChunkKind,
@@ -72,10 +75,9 @@ import {
   type StreamIngestDocumentRequestSchema,
 } from '@engram/contracts/ingestion';
 import { RetrievalService } from '@engram/contracts/retrieval';
-import { createAllInOneServer, loadConfig } from '@engram/all-in-one';
 import { mintToken } from '@engram/runtime';
-import type { MessageInitShape } from '@bufbuild/protobuf';
-import { timestampMs } from '@bufbuild/protobuf/wkt';
+import { choices, percentile, seededRandom } from '@engram/testing';
+import { gitCommit, loadAverage, machine, peakRssMib } from './lib/machine.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
 const WORKSPACE = resolve(dirname(SCRIPT), '..');
@@ -110,59 +112,20 @@ const secondsOrDash = (ms: number | undefined) => (ms === undefined ? '-' : `${(
 function percentiles(values: readonly number[]): Percentiles | undefined {
   if (values.length === 0) return undefined;
   const sorted = [...values].sort((a, b) => a - b);
-  const rank = (p: number) => sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)]!;
   return {
     n: sorted.length,
-    p50: round3(rank(0.5)),
-    p90: round3(rank(0.9)),
-    p99: round3(rank(0.99)),
+    p50: round3(percentile(sorted, 50)),
+    p90: round3(percentile(sorted, 90)),
+    p99: round3(percentile(sorted, 99)),
     min: round3(sorted[0]!),
     max: round3(sorted.at(-1)!),
     mean: round3(sorted.reduce((a, b) => a + b, 0) / sorted.length),
   };
 }
 
-/** Peak RSS of this process so far, MiB (`ru_maxrss` is KiB on Linux). */
-function peakRssMib(): number {
-  return round1(process.resourceUsage().maxRSS / 1024);
-}
-
-function gitCommit(): string {
-  try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: WORKSPACE, encoding: 'utf8' }).trim();
-  } catch {
-    return 'unknown';
-  }
-}
-
-function machine() {
-  const cpus = os.cpus();
-  return {
-    cpus: cpus.length,
-    cpuModel: cpus[0]?.model ?? 'unknown',
-    totalMemoryGiB: round1(os.totalmem() / 1024 ** 3),
-    platform: `${os.platform()} ${os.release()} ${os.arch()}`,
-    node: process.version,
-  };
-}
-
-const loadAverage = () => os.loadavg().map((x) => Math.round(x * 100) / 100);
-
 // ---------------------------------------------------------------------------------------------
 // The document: deterministic Markdown from word lists and templates (nothing copied)
 // ---------------------------------------------------------------------------------------------
-
-/** Small, fast, seedable PRNG (mulberry32), as in index-bench.ts. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const words = (s: string) => s.trim().split(/\s+/);
 
@@ -243,7 +206,7 @@ const CODE_WORDS = words(
 );
 
 function makeWriter(random: () => number) {
-  const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
+  const { pick } = choices(random);
   const int = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
   const chance = (p: number) => random() < p;
   const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
@@ -402,7 +365,7 @@ interface DocumentStats {
 
 /** A Markdown document of at most `targetBytes` bytes (whole blocks), and what it contains. */
 function generateMarkdown(targetBytes: number, seed: number): { text: string; stats: DocumentStats } {
-  const w = makeWriter(rng(seed));
+  const w = makeWriter(seededRandom(seed));
   const blocks: string[] = [];
   const counts = { heading: 0, paragraph: 0, list: 0, table: 0, code: 0, quote: 0 };
   let bytes = 0;

@@ -47,16 +47,14 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { LocalEmbedder } from '@engram/embeddings';
 import {
-  splitPositions,
-  type JudgedMessage,
-  type JudgedRole,
-} from '../services/ingestion/src/domain/boundary-judgement.js';
-import {
   DEFAULT_TOPIC_SHIFT_OPTIONS,
   scoreGaps,
   selectSplits,
+  splitPositions,
   windowTexts,
-} from '../services/ingestion/src/domain/topic-shift.js';
+  type JudgedMessage,
+  type JudgedRole,
+} from '@engram/ingestion';
 import { en, topicPairs, zh } from '../services/ingestion/test/topic-fixtures.js';
 
 const WORKSPACE = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -372,6 +370,7 @@ function describeThreshold(t: Threshold | null): string {
   return `mean + ${t.relativeDepth} sd, ≥ ${t.minDepth}`;
 }
 
+// eslint-disable-next-line max-lines-per-function -- a benchmark script read top to bottom: its phases run in the order they are reported and share the run's state.
 async function main(): Promise<void> {
   const embedder = new LocalEmbedder();
   await embedder.load();

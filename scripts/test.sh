@@ -22,7 +22,7 @@ npx --no-install tsc -p tsconfig.json
 npx --no-install tsc -p bench/tsconfig.json
 step "lint (eslint, module boundaries) and format (prettier)"
 npx --no-install eslint --max-warnings=0 .
-npx --no-install depcruise --config .dependency-cruiser.cjs libs services apps
+npx --no-install depcruise --config .dependency-cruiser.cjs libs services apps bench
 npx --no-install prettier --check --log-level warn .
 
 step "unit tests"

@@ -46,8 +46,6 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { fromJson, type JsonObject } from '@bufbuild/protobuf';
 import { createClient } from '@connectrpc/connect';
-import { IngestionService } from '@engram/contracts/ingestion';
-import { GovernanceService } from '@engram/contracts/governance';
 import {
   ContextLayer,
   ContextService,
@@ -56,9 +54,12 @@ import {
   TraceReason,
   type BuildContextResponse,
 } from '@engram/contracts/context';
+import { GovernanceService } from '@engram/contracts/governance';
+import { IngestionService } from '@engram/contracts/ingestion';
+import { quantile } from '@engram/testing';
 import { ingestDataset, startBenchServer, type StoredMessage } from '../lib/ingest-dataset.js';
 import { datasetCounts, loadDataset, type Question } from '../retrieval/dataset.js';
-import { aggregate, bootstrapCi, quantile, type ScoredQuestion } from '../retrieval/metrics.js';
+import { aggregate, bootstrapCi, type ScoredQuestion } from '../retrieval/metrics.js';
 import { splitsOf } from '../retrieval/splits.js';
 
 const { values: args } = parseArgs({
@@ -120,6 +121,7 @@ interface Outcome {
   included: string;
 }
 
+// eslint-disable-next-line max-lines-per-function -- a benchmark script read top to bottom: its phases run in the order they are reported and share the run's state.
 async function main(): Promise<void> {
   const budgets = args.budgets.split(',').map((b) => Number(b.trim()));
   if (budgets.some((b) => !Number.isInteger(b) || b < 1)) throw new Error('--budgets: positive integers');

@@ -11,19 +11,19 @@
  * `bench`), and returns the message name → turn id map, the sessions with their messages in order,
  * and the ingestion timings.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { randomBytes } from 'node:crypto';
 import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import { createClient, type Transport } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
+import { createAllInOneServer, loadConfig } from '@engram/all-in-one';
 import { ItemKind } from '@engram/contracts/common';
 import { IngestionService, MemCellStatus, MessageRole } from '@engram/contracts/ingestion';
 import { RetrievalService } from '@engram/contracts/retrieval';
 import { mintToken, type Role } from '@engram/runtime';
-import { createAllInOneServer, loadConfig } from '../../services/all-in-one/src/index.js';
 import type { Conversation } from '../retrieval/dataset.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { seededRandom } from '@engram/testing';
 import {
   checkTarget,
   cpuPercent,
@@ -6,10 +7,8 @@ import {
   memoryVerdict,
   onlyMix,
   parseMix,
-  percentile,
   pickRpc,
   positiveInt,
-  seededRandom,
   summarise,
   type CallRecord,
 } from './report.js';
@@ -68,20 +67,6 @@ describe('positiveInt', () => {
     expect(positiveInt('clients', undefined, 8)).toBe(8);
     expect(() => positiveInt('clients', '0', 1)).toThrow(/--clients/);
     expect(() => positiveInt('clients', '2.5', 1)).toThrow(/--clients/);
-  });
-});
-
-describe('percentile (nearest rank)', () => {
-  it('is the smallest value with p % at or below it', () => {
-    const sorted = Array.from({ length: 100 }, (_, i) => i + 1); // 1..100
-    expect(percentile(sorted, 50)).toBe(50);
-    expect(percentile(sorted, 95)).toBe(95);
-    expect(percentile(sorted, 99)).toBe(99);
-    expect(percentile(sorted, 100)).toBe(100);
-    expect(percentile([5, 7, 9], 50)).toBe(7);
-    expect(percentile([5, 7, 9], 99)).toBe(9);
-    expect(percentile([4], 0)).toBe(4);
-    expect(percentile([], 50)).toBeNaN();
   });
 });
 

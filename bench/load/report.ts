@@ -1,7 +1,10 @@
 /**
  * Pure helpers of the sustained-load benchmark (bench/load/run.ts): the option parsers, the RPC
- * picker, latency percentiles, the per-RPC report, the memory verdict and the target check. No I/O.
+ * picker, the per-RPC report (nearest-rank latency percentiles), the memory verdict and the target
+ * check. No I/O.
  */
+
+import { median, percentile } from '@engram/testing';
 
 /** The RPCs the generator mixes. */
 export const RPCS = ['search', 'append', 'context'] as const;
@@ -66,29 +69,6 @@ export function positiveInt(name: string, value: string | undefined, fallback: n
   if (!Number.isInteger(n) || n < 1)
     throw new Error(`--${name}: expected a positive integer, got "${value}"`);
   return n;
-}
-
-/** Mulberry32: a small seeded PRNG, so runs pick the same sequence of RPCs and queries. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/**
- * Nearest-rank percentile (the convention of docs/benchmarks.md): the smallest value with at least
- * p % of the values at or below it. `sorted` ascending; NaN when empty.
- */
-export function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  if (p <= 0) return sorted[0]!;
-  const rank = Math.ceil((p / 100) * sorted.length);
-  return sorted[Math.min(sorted.length, rank) - 1]!;
 }
 
 /** One finished call. */
@@ -171,12 +151,6 @@ export interface MemoryVerdict {
   readonly growthMib: number;
   /** growth ≤ max(toleranceMib, tolerancePct of start). */
   readonly flat: boolean;
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 /**

@@ -39,6 +39,7 @@ import { ErrorInfoSchema } from '@engram/contracts/grpc';
 import { IngestionService, MessageRole } from '@engram/contracts/ingestion';
 import { RetrievalService } from '@engram/contracts/retrieval';
 import { mintToken } from '@engram/runtime';
+import { seededRandom } from '@engram/testing';
 import {
   checkTarget,
   cpuPercent,
@@ -48,7 +49,6 @@ import {
   parseMix,
   pickRpc,
   positiveInt,
-  seededRandom,
   summarise,
   table,
   type CallRecord,
@@ -225,6 +225,7 @@ interface LoadClient {
   readonly session: string;
 }
 
+// eslint-disable-next-line max-lines-per-function -- a benchmark script read top to bottom: its phases run in the order they are reported and share the run's state.
 async function main(): Promise<void> {
   const loadAtStart = loads();
   log(

@@ -8,9 +8,9 @@
  */
 import { Code, ConnectError, createClient, type Transport } from '@connectrpc/connect';
 import { ItemKind } from '@engram/contracts/common';
+import { GovernanceService } from '@engram/contracts/governance';
 import { IngestionService, MessageRole } from '@engram/contracts/ingestion';
 import { RetrievalService } from '@engram/contracts/retrieval';
-import { GovernanceService } from '@engram/contracts/governance';
 
 /** Call options carrying a bearer token. */
 export interface Auth {

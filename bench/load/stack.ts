@@ -28,7 +28,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createConnection } from 'mysql2/promise';
 import { migrateToLatest, openStore } from '@engram/store';
-import { freePorts, startQdrant, type RunningQdrant } from '../../libs/vector-index/test/qdrant-harness.js';
+import { freePorts, startQdrant, type RunningQdrant } from '@engram/testing';
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 

@@ -3,20 +3,7 @@
  * memories, queries over the same vocabulary, conversation turns and Markdown documents. Seeded
  * PRNG only: the same seed gives the same data in every run.
  */
-
-/** Small, fast, seedable PRNG (mulberry32). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const pick = <T>(random: () => number, items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+import { pick, seededRandom } from '@engram/testing';
 
 const EN_THINGS = [
   'green tea',
@@ -129,7 +116,7 @@ const ZH_QUERIES = [
 
 /** `count` search queries over the vocabulary of the memories. */
 export function queries(count: number, seed = 7): string[] {
-  const random = rng(seed);
+  const random = seededRandom(seed);
   return Array.from({ length: count }, () =>
     random() < 0.35
       ? pick(random, ZH_QUERIES)(pick(random, ZH_THINGS))
@@ -139,7 +126,7 @@ export function queries(count: number, seed = 7): string[] {
 
 /** `count` conversation turns, user and assistant alternating (user first). */
 export function turns(count: number, seed = 11): { role: 'user' | 'assistant'; text: string }[] {
-  const random = rng(seed);
+  const random = seededRandom(seed);
   return Array.from({ length: count }, (_, i) => {
     const thing = pick(random, EN_THINGS);
     return i % 2 === 0
@@ -153,7 +140,7 @@ export function turns(count: number, seed = 11): { role: 'user' | 'assistant'; t
 
 /** A Markdown document of about `bytes` UTF-8 bytes: headings, paragraphs, a list, mixed zh/en. */
 export function markdownDocument(bytes: number, seed: number): string {
-  const random = rng(seed);
+  const random = seededRandom(seed);
   const parts: string[] = [`# Notes ${seed}\n`];
   let size = Buffer.byteLength(parts[0]!);
   let section = 0;

@@ -37,17 +37,7 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import {
-  cpSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  readlinkSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -58,6 +48,8 @@ import { create } from '@bufbuild/protobuf';
 import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import { createClient, type Transport } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
+import { createConnection } from 'mysql2/promise';
+import { z } from 'zod';
 import { ItemKind } from '@engram/contracts/common';
 import { ContextService } from '@engram/contracts/context';
 import { GovernanceService, MemoryType } from '@engram/contracts/governance';
@@ -65,6 +57,7 @@ import { Health, HealthCheckResponse_ServingStatus } from '@engram/contracts/grp
 import { IngestionService, MessageRole } from '@engram/contracts/ingestion';
 import { RetrievalService, SearchRequestSchema } from '@engram/contracts/retrieval';
 import { encodeQuery } from '@engram/lexical';
+import { createEmbedder, indexFilters, retrievalEnvShape, searchPlan } from '@engram/retrieval';
 import { mintToken, type Principal, type Role } from '@engram/runtime';
 import {
   MemoryRepository,
@@ -72,24 +65,15 @@ import {
   openStore,
   type MemoryType as StoreMemoryType,
 } from '@engram/store';
+import { qdrantBinary, seededRandom, startQdrant, type RunningQdrant } from '@engram/testing';
 import {
   createEmbeddedStore,
   createQdrantStore,
   type ScoredPoint,
   type VectorStore,
 } from '@engram/vector-index';
-import { createConnection } from 'mysql2/promise';
-import {
-  startQdrant,
-  qdrantBinary,
-  type RunningQdrant,
-} from '../../libs/vector-index/test/qdrant-harness.js';
-import { z } from 'zod';
-import { retrievalEnvShape } from '../../services/retrieval/src/config.js';
-import { createEmbedder } from '../../services/retrieval/src/resources.js';
-import { indexFilters } from '../../services/retrieval/src/search.js';
-import { searchPlan } from '../../services/retrieval/src/search-api.js';
-import { markdownDocument, memoryText, queries as makeQueries, rng, turns as makeTurns } from './data.js';
+import { processRss, qdrantPid } from '../lib/machine.js';
+import { markdownDocument, memoryText, queries as makeQueries, turns as makeTurns } from './data.js';
 import {
   formatTable,
   formatVerdicts,
@@ -184,35 +168,6 @@ async function freePort(): Promise<number> {
       });
     });
   });
-}
-
-/** VmRSS and VmHWM (peak) of a process, in MiB. */
-function processRss(pid: number | undefined): { rssMib: number; peakRssMib: number } | undefined {
-  if (pid === undefined) return undefined;
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kib = (field: string) =>
-      Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-    return {
-      rssMib: Math.round(kib('VmRSS') / 102.4) / 10,
-      peakRssMib: Math.round(kib('VmHWM') / 102.4) / 10,
-    };
-  } catch {
-    return undefined;
-  }
-}
-
-/** The Qdrant server's pid: the harness does not expose it; its working directory is the harness's. */
-function qdrantPid(qdrant: RunningQdrant): number | undefined {
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readlinkSync(`/proc/${entry}/cwd`) === qdrant.dir) return Number(entry);
-    } catch {
-      // not ours, or gone
-    }
-  }
-  return undefined;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -398,7 +353,7 @@ async function seedMemories(
   const started = performance.now();
   const store = openStore({ target });
   const repo = new MemoryRepository(store);
-  const random = rng(size);
+  const random = seededRandom(size);
   const every = Math.max(1, Math.round(size / visible));
   let callerMemories = 0;
   const now = Date.now();

@@ -1,8 +1,8 @@
 /**
- * Pure helpers of the performance benchmark (bench/perf/run.ts): latency summaries (the quantile
- * of bench/retrieval/metrics.ts), ratios to a floor, target verdicts and the printed table. No I/O.
+ * Pure helpers of the performance benchmark (bench/perf/run.ts): latency summaries (the
+ * interpolated quantile of @engram/testing), ratios to a floor, target verdicts and the printed table. No I/O.
  */
-import { quantile } from '../retrieval/metrics.js';
+import { quantile } from '@engram/testing';
 
 /** Median and tail of individually timed calls, in milliseconds. */
 export interface Summary {

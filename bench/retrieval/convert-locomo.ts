@@ -25,8 +25,8 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { datasetCounts, parseDataset, type Conversation, type Dataset, type Question } from './dataset.js';
 import { parseLocomoDate } from '../lib/locomo.js';
+import { datasetCounts, parseDataset, type Conversation, type Dataset, type Question } from './dataset.js';
 
 const WORKSPACE = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 

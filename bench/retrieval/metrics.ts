@@ -4,6 +4,8 @@
  * the reply for a round, a memory's evidence turns for a memory. Pure functions, no I/O.
  */
 
+import { quantile, seededRandom } from '@engram/testing';
+
 /** The turn ids of one ranked result. */
 export type ResultTurns = readonly string[];
 
@@ -114,27 +116,6 @@ export function aggregate(rows: readonly ScoredQuestion[]): {
   const byCategory: Record<string, Aggregate> = {};
   for (const key of [...groups.keys()].sort()) byCategory[key] = meanOf(groups.get(key)!);
   return { overall: meanOf(rows), byCategory };
-}
-
-/** Mulberry32: a small seeded PRNG returning floats in [0, 1). */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** The q-quantile (0..1) of sorted values, linear interpolation between closest ranks. */
-export function quantile(sorted: readonly number[], q: number): number {
-  if (sorted.length === 0) return NaN;
-  const position = (sorted.length - 1) * q;
-  const lower = Math.floor(position);
-  const upper = Math.ceil(position);
-  return sorted[lower]! + (sorted[upper]! - sorted[lower]!) * (position - lower);
 }
 
 export interface Interval {

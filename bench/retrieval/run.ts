@@ -45,6 +45,7 @@ import {
   type SearchOptions,
   type SearchResult,
 } from '@engram/contracts/retrieval';
+import { quantile } from '@engram/testing';
 import { ingestDataset, startBenchServer } from '../lib/ingest-dataset.js';
 import { datasetCounts, loadDataset, type Question } from './dataset.js';
 import {
@@ -53,7 +54,6 @@ import {
   ndcgAtK,
   newerFirst,
   pairedBootstrapCi,
-  quantile,
   recallAtK,
   type ResultTurns,
   type ScoredQuestion,
@@ -132,6 +132,7 @@ interface ModeRows {
   rows: (ScoredQuestion & { id: string; split: Split; newerFirst?: number })[];
 }
 
+// eslint-disable-next-line max-lines-per-function -- a benchmark script read top to bottom: its phases run in the order they are reported and share the run's state.
 async function main(): Promise<void> {
   if (args.dataset === undefined || args.out === undefined) {
     throw new Error('usage: run.ts --dataset <file> --out <file.json> [--split tune|report|all] [--modes …]');

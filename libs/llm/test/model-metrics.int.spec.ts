@@ -3,28 +3,17 @@
  * OpenAI-compatible server (real HTTP, the real `openai` client).
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { metricsRegistry } from '@engram/telemetry';
 import { z } from 'zod';
-import { OpenAIChatModel, type ChatStreamEvent } from '../src/index.js';
-import { replies, startScriptedOpenAI, type ScriptedOpenAI, type ScriptedReply } from './scripted-openai.js';
+import { metricsRegistry } from '@engram/telemetry';
+import type { ChatStreamEvent, OpenAIChatModel } from '../src/index.js';
+import { modelAt, ScriptedServer } from './scripted-model.js';
+import type { ScriptedReply } from './scripted-openai.js';
 
-let server: ScriptedOpenAI | undefined;
-
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
+const server = new ScriptedServer();
+afterEach(() => server.close());
 
 async function modelFor(model: string, ...list: ScriptedReply[]): Promise<OpenAIChatModel> {
-  server = await startScriptedOpenAI(replies(...list));
-  return new OpenAIChatModel({
-    baseURL: server.baseURL,
-    apiKey: 'test-key',
-    model,
-    maxRetries: 0,
-    initialBackoffMs: 1,
-    maxBackoffMs: 5,
-  });
+  return modelAt((await server.start(...list)).baseURL, { model, maxRetries: 0 });
 }
 
 /** The value of one series of the process registry, or undefined. */

@@ -2,12 +2,13 @@
  * OpenAIChatModel against the scripted OpenAI-compatible server (real HTTP, the real `openai`
  * client); only the model's answers are scripted.
  */
-import { afterEach, describe, expect, it } from '@jest/globals';
 import { Code } from '@connectrpc/connect';
-import { isEngramError, type EngramError } from '@engram/errors';
+import { afterEach, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
-import { isModelOutputInvalid, OpenAIChatModel, type ChatMessage } from '../src/index.js';
-import { replies, startScriptedOpenAI, type ScriptedOpenAI, type ScriptedReply } from './scripted-openai.js';
+import { isEngramError, type EngramError } from '@engram/errors';
+import { isModelOutputInvalid, type ChatMessage } from '../src/index.js';
+import { modelAt, ScriptedServer } from './scripted-model.js';
+import type { ScriptedReply } from './scripted-openai.js';
 
 const answerSchema = z.object({
   topic: z.string().min(1),
@@ -19,28 +20,13 @@ const messages: ChatMessage[] = [
   { role: 'user', content: 'How long should I knead bread dough?' },
 ];
 
-let server: ScriptedOpenAI | undefined;
+const server = new ScriptedServer();
 
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
-
-async function start(...list: ScriptedReply[]): Promise<ScriptedOpenAI> {
-  server = await startScriptedOpenAI(replies(...list));
-  return server;
-}
-
-function modelAt(baseURL: string, options: { timeoutMs?: number; maxRetries?: number } = {}) {
-  return new OpenAIChatModel({
-    baseURL,
-    apiKey: 'test-key',
-    model: 'scripted-model',
-    initialBackoffMs: 1,
-    maxBackoffMs: 5,
-    ...options,
-  });
-}
+/** `completeJson` of the topic question under `answerSchema`, with no other request option. */
+const askTopic = (baseURL: string, options: Parameters<typeof modelAt>[1] = {}) =>
+  modelAt(baseURL, options).completeJson({ messages, schema: answerSchema, schemaName: 'topic_answer' });
+afterEach(() => server.close());
+const start = (...list: ScriptedReply[]) => server.start(...list);
 
 /** The EngramError a promise rejects with (fails the test when it resolves or throws otherwise). */
 async function engramRejection(promise: Promise<unknown>): Promise<EngramError> {
@@ -93,11 +79,7 @@ describe('OpenAIChatModel.completeJson', () => {
 
   it('accepts JSON wrapped in a Markdown fence', async () => {
     const scripted = await start({ content: '```json\n{"topic":"cars","confidence":1}\n```' });
-    const result = await modelAt(scripted.baseURL).completeJson({
-      messages,
-      schema: answerSchema,
-      schemaName: 'topic_answer',
-    });
+    const result = await askTopic(scripted.baseURL);
     expect(result.value).toEqual({ topic: 'cars', confidence: 1 });
   });
 
@@ -106,11 +88,7 @@ describe('OpenAIChatModel.completeJson', () => {
       { content: 'The topic is baking.', promptTokens: 40, completionTokens: 6 },
       { content: '{"topic":"baking","confidence":0.8}', promptTokens: 70, completionTokens: 9 },
     );
-    const result = await modelAt(scripted.baseURL).completeJson({
-      messages,
-      schema: answerSchema,
-      schemaName: 'topic_answer',
-    });
+    const result = await askTopic(scripted.baseURL);
 
     expect(result.value).toEqual({ topic: 'baking', confidence: 0.8 });
     expect(result.attempts).toBe(2);
@@ -128,11 +106,7 @@ describe('OpenAIChatModel.completeJson', () => {
       { content: '{"topic":"baking","confidence":7}' },
       { content: '{"topic":"baking","confidence":0.7}' },
     );
-    const result = await modelAt(scripted.baseURL).completeJson({
-      messages,
-      schema: answerSchema,
-      schemaName: 'topic_answer',
-    });
+    const result = await askTopic(scripted.baseURL);
     expect(result.attempts).toBe(2);
     const feedback = scripted.requests[1]!.body.messages![3]!.content;
     expect(feedback).toMatch(/does not match the topic_answer schema/u);
@@ -146,9 +120,7 @@ describe('OpenAIChatModel.completeJson', () => {
       { content: '{"topic":""}' },
       { content: '{"topic":"never asked","confidence":1}' },
     );
-    const error = await engramRejection(
-      modelAt(scripted.baseURL).completeJson({ messages, schema: answerSchema, schemaName: 'topic_answer' }),
-    );
+    const error = await engramRejection(askTopic(scripted.baseURL));
 
     expect(scripted.requests).toHaveLength(3);
     expect(error.code).toBe(Code.Unavailable);
@@ -186,35 +158,21 @@ describe('OpenAIChatModel.completeJson', () => {
       { content: '{"topic":"bak', finishReason: 'length' },
       { content: '{"topic":"baking","confidence":0.5}' },
     );
-    const result = await modelAt(scripted.baseURL).completeJson({
-      messages,
-      schema: answerSchema,
-      schemaName: 'topic_answer',
-    });
+    const result = await askTopic(scripted.baseURL);
     expect(result.attempts).toBe(2);
     expect(scripted.requests[1]!.body.messages![3]!.content).toMatch(/cut off/u);
   });
 
   it('retries a 500 and succeeds within the transport retries (not counted as attempts)', async () => {
     const scripted = await start({ status: 500 }, { content: '{"topic":"baking","confidence":0.9}' });
-    const result = await modelAt(scripted.baseURL, { maxRetries: 2 }).completeJson({
-      messages,
-      schema: answerSchema,
-      schemaName: 'topic_answer',
-    });
+    const result = await askTopic(scripted.baseURL, { maxRetries: 2 });
     expect(result.attempts).toBe(1);
     expect(scripted.requests).toHaveLength(2);
   });
 
   it('reports a server that keeps answering 500 as UNAVAILABLE DEPENDENCY_UNAVAILABLE (dependency model)', async () => {
     const scripted = await start({ status: 500 }, { status: 503 }, { status: 500 });
-    const error = await engramRejection(
-      modelAt(scripted.baseURL, { maxRetries: 2 }).completeJson({
-        messages,
-        schema: answerSchema,
-        schemaName: 'topic_answer',
-      }),
-    );
+    const error = await engramRejection(askTopic(scripted.baseURL, { maxRetries: 2 }));
     expect(scripted.requests).toHaveLength(3);
     expect(error.code).toBe(Code.Unavailable);
     expect(error.reason).toBe('DEPENDENCY_UNAVAILABLE');
@@ -226,13 +184,7 @@ describe('OpenAIChatModel.completeJson', () => {
 
   it('does not retry a 400 and reports it as UNAVAILABLE with its status', async () => {
     const scripted = await start({ status: 400, message: 'response_format is not supported' });
-    const error = await engramRejection(
-      modelAt(scripted.baseURL, { maxRetries: 2 }).completeJson({
-        messages,
-        schema: answerSchema,
-        schemaName: 'topic_answer',
-      }),
-    );
+    const error = await engramRejection(askTopic(scripted.baseURL, { maxRetries: 2 }));
     expect(scripted.requests).toHaveLength(1);
     expect(error.code).toBe(Code.Unavailable);
     expect(error.metadata).toEqual({ dependency: 'model' });
@@ -242,15 +194,8 @@ describe('OpenAIChatModel.completeJson', () => {
   it('reports a refused connection as UNAVAILABLE DEPENDENCY_UNAVAILABLE', async () => {
     const scripted = await start();
     const { baseURL } = scripted;
-    await scripted.close();
-    server = undefined;
-    const error = await engramRejection(
-      modelAt(baseURL, { maxRetries: 1 }).completeJson({
-        messages,
-        schema: answerSchema,
-        schemaName: 'topic_answer',
-      }),
-    );
+    await server.close();
+    const error = await engramRejection(askTopic(baseURL, { maxRetries: 1 }));
     expect(error.code).toBe(Code.Unavailable);
     expect(error.reason).toBe('DEPENDENCY_UNAVAILABLE');
     expect(error.metadata).toEqual({ dependency: 'model' });
@@ -259,13 +204,7 @@ describe('OpenAIChatModel.completeJson', () => {
 
   it('reports a dropped connection as UNAVAILABLE after the retries', async () => {
     const scripted = await start({ drop: true }, { drop: true });
-    const error = await engramRejection(
-      modelAt(scripted.baseURL, { maxRetries: 1 }).completeJson({
-        messages,
-        schema: answerSchema,
-        schemaName: 'topic_answer',
-      }),
-    );
+    const error = await engramRejection(askTopic(scripted.baseURL, { maxRetries: 1 }));
     expect(scripted.requests).toHaveLength(2);
     expect(error.code).toBe(Code.Unavailable);
     expect(error.metadata).toEqual({ dependency: 'model' });
@@ -274,13 +213,7 @@ describe('OpenAIChatModel.completeJson', () => {
   it('times out a slow answer as UNAVAILABLE DEPENDENCY_UNAVAILABLE', async () => {
     const scripted = await start({ content: '{"topic":"late","confidence":1}', delayMs: 5_000 });
     const started = performance.now();
-    const error = await engramRejection(
-      modelAt(scripted.baseURL, { timeoutMs: 200, maxRetries: 0 }).completeJson({
-        messages,
-        schema: answerSchema,
-        schemaName: 'topic_answer',
-      }),
-    );
+    const error = await engramRejection(askTopic(scripted.baseURL, { timeoutMs: 200, maxRetries: 0 }));
     expect(performance.now() - started).toBeLessThan(3_000);
     expect(error.code).toBe(Code.Unavailable);
     expect(error.reason).toBe('DEPENDENCY_UNAVAILABLE');
@@ -293,11 +226,7 @@ describe('OpenAIChatModel.completeJson', () => {
       { content: '{"topic":"late","confidence":1}', delayMs: 5_000 },
       { content: '{"topic":"on time","confidence":1}' },
     );
-    const result = await modelAt(scripted.baseURL, { timeoutMs: 200, maxRetries: 1 }).completeJson({
-      messages,
-      schema: answerSchema,
-      schemaName: 'topic_answer',
-    });
+    const result = await askTopic(scripted.baseURL, { timeoutMs: 200, maxRetries: 1 });
     expect(result.value.topic).toBe('on time');
     expect(result.attempts).toBe(1);
     expect(scripted.requests).toHaveLength(2);

@@ -2,8 +2,8 @@
  * OpenAIChatModel.streamChat against the scripted OpenAI-compatible server (real HTTP, the real
  * `openai` client); only the model's answers are scripted.
  */
-import { afterEach, describe, expect, it } from '@jest/globals';
 import { Code } from '@connectrpc/connect';
+import { afterEach, describe, expect, it } from '@jest/globals';
 import { isEngramError, type EngramError } from '@engram/errors';
 import {
   OpenAIChatModel,
@@ -12,35 +12,17 @@ import {
   type ChatTurn,
   type StreamChatRequest,
 } from '../src/index.js';
-import { replies, startScriptedOpenAI, type ScriptedOpenAI, type ScriptedReply } from './scripted-openai.js';
+import { modelAt, ScriptedServer } from './scripted-model.js';
+import type { ScriptedReply } from './scripted-openai.js';
 
 const messages: ChatTurn[] = [
   { role: 'system', content: 'You are a baking assistant.' },
   { role: 'user', content: 'How long should I knead bread dough?' },
 ];
 
-let server: ScriptedOpenAI | undefined;
-
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
-
-async function start(...list: ScriptedReply[]): Promise<ScriptedOpenAI> {
-  server = await startScriptedOpenAI(replies(...list));
-  return server;
-}
-
-function modelAt(baseURL: string, options: { timeoutMs?: number; maxRetries?: number } = {}) {
-  return new OpenAIChatModel({
-    baseURL,
-    apiKey: 'test-key',
-    model: 'scripted-model',
-    initialBackoffMs: 1,
-    maxBackoffMs: 5,
-    ...options,
-  });
-}
+const server = new ScriptedServer();
+afterEach(() => server.close());
+const start = (...list: ScriptedReply[]) => server.start(...list);
 
 async function collect(stream: AsyncIterable<ChatStreamEvent>): Promise<ChatStreamEvent[]> {
   const events: ChatStreamEvent[] = [];

@@ -17,7 +17,7 @@ import {
   fakeStripeKey,
   fakeStripeRestrictedKey,
   randomString,
-} from './fakes.js';
+} from '@engram/testing';
 import { detectSecrets, redact, type SecretFinding } from './index.js';
 
 /** The findings as [rule, secret text, confidence], for readable assertions. */

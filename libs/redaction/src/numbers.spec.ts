@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { fakeCardNumber, fakeCnResidentId, fakeIban, groupDigits, luhnCheckDigit } from './fakes.js';
+import { fakeCardNumber, fakeCnResidentId, fakeIban, groupDigits, luhnCheckDigit } from '@engram/testing';
 import { detectSecrets, type SecretType } from './index.js';
 
 function spans(text: string, type: SecretType): string[] {

@@ -14,7 +14,7 @@ import {
   fakeSlackBotToken,
   fakeStripeKey,
   groupDigits,
-} from './fakes.js';
+} from '@engram/testing';
 import { SECRET_TYPES, detectSecrets, placeholderFor, redact, type SecretFinding } from './index.js';
 
 const seed = fc.integer({ min: 0, max: 2 ** 31 - 1 });

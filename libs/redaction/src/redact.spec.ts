@@ -8,7 +8,7 @@ import {
   fakeOpenAiKey,
   fakePemPrivateKey,
   groupDigits,
-} from './fakes.js';
+} from '@engram/testing';
 import { SECRET_TYPES, containsSecret, placeholderFor, redact } from './index.js';
 
 describe('redact', () => {

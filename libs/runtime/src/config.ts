@@ -7,6 +7,8 @@ import type { AuthConfig } from './auth.js';
 export const serverEnvShape = {
   ENGRAM_HOST: z.preprocess(unsetIfEmpty, z.string().min(1).default('127.0.0.1')),
   ENGRAM_LOG_LEVEL: envEnum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], 'info'),
+  /** `json` lines, `pretty` lines, or `auto`: pretty when standard output is a terminal. */
+  ENGRAM_LOG_FORMAT: envEnum(['auto', 'json', 'pretty'], 'auto'),
   ENGRAM_MAX_MESSAGE_BYTES: envInt(5 * 1024 * 1024, 1024, 64 * 1024 * 1024),
   ENGRAM_MAX_STREAM_MESSAGES: envInt(4096, 1, 1_000_000),
   ENGRAM_MAX_TIMEOUT_MS: envInt(300_000, 1, 3_600_000),

@@ -65,7 +65,10 @@ export interface ServeOptions {
  */
 export async function serve(options: ServeOptions): Promise<{ server: EngramServer; logger: Logger }> {
   const { env } = options;
-  const logger = createLogger({ service: options.name, level: env.ENGRAM_LOG_LEVEL }, options.logDestination);
+  const logger = createLogger(
+    { service: options.name, level: env.ENGRAM_LOG_LEVEL, format: env.ENGRAM_LOG_FORMAT },
+    options.logDestination,
+  );
   const tracing = initTracing({
     serviceName: `engram-${options.name}`,
     exporter: env.ENGRAM_OTEL_EXPORTER,

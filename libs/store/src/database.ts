@@ -1,8 +1,8 @@
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, MysqlDialect, SqliteDialect } from 'kysely';
 import { createPool } from 'mysql2';
-import type { DialectName } from './dialect.js';
 import { errors } from '@engram/errors';
+import type { DialectName } from './dialect.js';
 import type { Database } from './schema.js';
 
 /** Where the source of truth lives: a `mysql://` URL, or a SQLite file path (`:memory:` in tests). */

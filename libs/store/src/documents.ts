@@ -1,14 +1,17 @@
-import { etagMismatch } from './errors.js';
 import { sql } from 'kysely';
 import { errors, type EngramError } from '@engram/errors';
-import { fromFlag, fromJson, toFlag, toJson } from './codec.js';
+import { batches } from './batches.js';
+import { findByIds, readByIds } from './by-ids.js';
 import type { Store } from './database.js';
 import { supportsRowLocks } from './dialect.js';
+import { etagMismatch } from './errors.js';
 import { newId } from './ids.js';
 import { enqueueOutbox, type OutboxEvent } from './outbox.js';
-import { decodePageToken, toPage, type Page, type PageRequest } from './pagination.js';
+import { keysetOn, keysetPage, type Page, type PageRequest } from './pagination.js';
+import { clipped, enumOf, flag, json, rowCodec, stringMap } from './row-codec.js';
+import { deleteWhereIn, findOne, findVisible } from './rows.js';
 import type { ChunksTable, DocumentsTable } from './schema.js';
-import { run, type Executor } from './store-context.js';
+import { read, run, type Executor } from './store-context.js';
 import { visibleTo, type Scope, type Viewer } from './visibility.js';
 
 export type DocumentState = 'INGESTING' | 'READY' | 'FAILED';
@@ -129,97 +132,47 @@ const CHUNKS_PER_INSERT = 200;
 const CHUNK_BYTES_PER_INSERT = 4 * 1024 * 1024;
 const OUTBOX_PER_INSERT = 500;
 
-function toRecord(row: DocumentsTable): DocumentRecord {
-  return {
-    id: row.id,
-    tenantId: row.tenant_id,
-    ownerId: row.owner_id,
-    orgId: row.org_id,
-    scope: row.scope as Scope,
-    displayName: row.display_name,
-    mimeType: row.mime_type,
-    sourceUri: row.source_uri,
-    metadata: fromJson<Record<string, string>>(row.metadata_json) ?? {},
-    contentHash: row.content_hash,
-    sizeBytes: row.size_bytes,
-    charCount: row.char_count,
-    chunkCount: row.chunk_count,
-    state: row.state as DocumentState,
-    chunkSize: row.chunk_size,
-    chunkOverlap: row.chunk_overlap,
-    keepTablesWhole: fromFlag(row.keep_tables_whole),
-    keepCodeWhole: fromFlag(row.keep_code_whole),
-    failureReason: row.failure_reason,
-    failureMessage: row.failure_message,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    version: row.version,
-  };
-}
+const { toRecord, toRow } = rowCodec<DocumentRecord, DocumentsTable>({
+  id: 'id',
+  tenantId: 'tenant_id',
+  ownerId: 'owner_id',
+  orgId: 'org_id',
+  scope: ['scope', enumOf<Scope>()],
+  displayName: 'display_name',
+  mimeType: 'mime_type',
+  sourceUri: 'source_uri',
+  metadata: ['metadata_json', stringMap],
+  contentHash: 'content_hash',
+  sizeBytes: 'size_bytes',
+  charCount: 'char_count',
+  chunkCount: 'chunk_count',
+  state: ['state', enumOf<DocumentState>()],
+  chunkSize: 'chunk_size',
+  chunkOverlap: 'chunk_overlap',
+  keepTablesWhole: ['keep_tables_whole', flag],
+  keepCodeWhole: ['keep_code_whole', flag],
+  failureReason: ['failure_reason', clipped(64)],
+  failureMessage: ['failure_message', clipped(1024)],
+  createdAt: 'created_at',
+  updatedAt: 'updated_at',
+  version: 'version',
+});
 
-function toRow(d: DocumentRecord): DocumentsTable {
-  return {
-    id: d.id,
-    tenant_id: d.tenantId,
-    owner_id: d.ownerId,
-    org_id: d.orgId,
-    scope: d.scope,
-    display_name: d.displayName,
-    mime_type: d.mimeType,
-    source_uri: d.sourceUri,
-    metadata_json: toJson(d.metadata),
-    content_hash: d.contentHash,
-    size_bytes: d.sizeBytes,
-    char_count: d.charCount,
-    chunk_count: d.chunkCount,
-    state: d.state,
-    chunk_size: d.chunkSize,
-    chunk_overlap: d.chunkOverlap,
-    keep_tables_whole: toFlag(d.keepTablesWhole),
-    keep_code_whole: toFlag(d.keepCodeWhole),
-    failure_reason: d.failureReason.slice(0, 64),
-    failure_message: d.failureMessage.slice(0, 1024),
-    created_at: d.createdAt,
-    updated_at: d.updatedAt,
-    version: d.version,
-  };
-}
-
-function toChunkRecord(row: ChunksTable): ChunkRecord {
-  return {
-    id: row.id,
-    tenantId: row.tenant_id,
-    documentId: row.document_id,
-    ordinal: row.ordinal,
-    kind: row.kind as ChunkKind,
-    text: row.text,
-    startOffset: row.start_offset,
-    endOffset: row.end_offset,
-    overlapPrefixChars: row.overlap_prefix_chars,
-    headerPrefixChars: row.header_prefix_chars,
-    tokenCount: row.token_count,
-    headingPath: fromJson<string[]>(row.heading_path_json) ?? [],
-    createdAt: row.created_at,
-  };
-}
-
-function toChunkRow(c: ChunkRecord): ChunksTable {
-  return {
-    id: c.id,
-    tenant_id: c.tenantId,
-    document_id: c.documentId,
-    ordinal: c.ordinal,
-    kind: c.kind,
-    text: c.text,
-    start_offset: c.startOffset,
-    end_offset: c.endOffset,
-    overlap_prefix_chars: c.overlapPrefixChars,
-    header_prefix_chars: c.headerPrefixChars,
-    token_count: c.tokenCount,
-    heading_path_json: toJson(c.headingPath),
-    created_at: c.createdAt,
-  };
-}
+const { toRecord: toChunkRecord, toRow: toChunkRow } = rowCodec<ChunkRecord, ChunksTable>({
+  id: 'id',
+  tenantId: 'tenant_id',
+  documentId: 'document_id',
+  ordinal: 'ordinal',
+  kind: ['kind', enumOf<ChunkKind>()],
+  text: 'text',
+  startOffset: 'start_offset',
+  endOffset: 'end_offset',
+  overlapPrefixChars: 'overlap_prefix_chars',
+  headerPrefixChars: 'header_prefix_chars',
+  tokenCount: 'token_count',
+  headingPath: ['heading_path_json', json<readonly string[]>(() => [])],
+  createdAt: 'created_at',
+});
 
 /**
  * Documents and their chunks, one aggregate. Chunk writes and deletes enqueue their outbox rows
@@ -349,24 +302,12 @@ export class DocumentRepository {
 
   /** A document by id within the tenant, whatever its state and scope (callers check visibility). */
   async get(tenantId: string, id: string, executor?: Executor): Promise<DocumentRecord | undefined> {
-    const query = (db: Executor) =>
-      db
-        .selectFrom('documents')
-        .selectAll()
-        .where('tenant_id', '=', tenantId)
-        .where('id', '=', id)
-        .executeTakeFirst();
-    const row = executor === undefined ? await run(this.store, query) : await query(executor);
-    return row === undefined ? undefined : toRecord(row);
+    return findOne(this.store, 'documents', { tenant_id: tenantId, id }, toRecord, executor);
   }
 
   /** A document if `viewer` may see it (NOT_FOUND otherwise: invisible and absent look the same). */
   async getVisible(viewer: Viewer, id: string): Promise<DocumentRecord> {
-    const row = await run(this.store, (db) =>
-      db.selectFrom('documents').selectAll().where(visibleTo(viewer)).where('id', '=', id).executeTakeFirst(),
-    );
-    if (row === undefined) throw errors.notFound(`documents/${id}`);
-    return toRecord(row);
+    return findVisible(this.store, 'documents', viewer, id, `documents/${id}`, toRecord);
   }
 
   /**
@@ -374,26 +315,24 @@ export class DocumentRepository {
    * creation time). A page token is valid only with the same viewer and filter.
    */
   async list(viewer: Viewer, filter: DocumentFilter, page: PageRequest): Promise<Page<DocumentRecord>> {
-    const queryKey = { viewer, filter };
-    const after = decodePageToken(page.pageToken, queryKey);
-    const rows = await run(this.store, (db) => {
-      let q = db.selectFrom('documents').selectAll().where(visibleTo(viewer));
-      if (filter.scopes?.length) q = q.where('scope', 'in', [...filter.scopes]);
-      if (filter.mimeTypes?.length) q = q.where('mime_type', 'in', [...filter.mimeTypes]);
-      if (filter.states?.length) q = q.where('state', 'in', [...filter.states]);
-      if (filter.orgId !== undefined) q = q.where('scope', '=', 'ORG').where('org_id', '=', filter.orgId);
-      if (filter.ownerId !== undefined) q = q.where('owner_id', '=', filter.ownerId);
-      if (filter.sourceUri !== undefined) q = q.where('source_uri', '=', filter.sourceUri);
-      if (filter.contentHash !== undefined) q = q.where('content_hash', '=', filter.contentHash);
-      if (filter.createdFrom !== undefined) q = q.where('created_at', '>=', filter.createdFrom);
-      if (filter.createdBefore !== undefined) q = q.where('created_at', '<', filter.createdBefore);
-      if (after !== undefined) q = q.where('id', '<', String(after));
-      return q
-        .orderBy('id', 'desc')
-        .limit(page.pageSize + 1)
-        .execute();
+    return keysetPage(this.store, page, {
+      query: { viewer, filter },
+      rows: (db) => {
+        let q = db.selectFrom('documents').selectAll().where(visibleTo(viewer));
+        if (filter.scopes?.length) q = q.where('scope', 'in', [...filter.scopes]);
+        if (filter.mimeTypes?.length) q = q.where('mime_type', 'in', [...filter.mimeTypes]);
+        if (filter.states?.length) q = q.where('state', 'in', [...filter.states]);
+        if (filter.orgId !== undefined) q = q.where('scope', '=', 'ORG').where('org_id', '=', filter.orgId);
+        if (filter.ownerId !== undefined) q = q.where('owner_id', '=', filter.ownerId);
+        if (filter.sourceUri !== undefined) q = q.where('source_uri', '=', filter.sourceUri);
+        if (filter.contentHash !== undefined) q = q.where('content_hash', '=', filter.contentHash);
+        if (filter.createdFrom !== undefined) q = q.where('created_at', '>=', filter.createdFrom);
+        if (filter.createdBefore !== undefined) q = q.where('created_at', '<', filter.createdBefore);
+        return q;
+      },
+      order: keysetOn('id', 'desc', String),
+      toItem: toRecord,
     });
-    return toPage(rows, page.pageSize, (r) => r.id, toRecord, queryKey);
   }
 
   /**
@@ -430,38 +369,83 @@ export class DocumentRepository {
     page: PageRequest,
     filter: ChunkFilter = {},
   ): Promise<Page<ChunkRecord>> {
-    const queryKey = { tenantId, documentId, filter };
-    const after = decodePageToken(page.pageToken, queryKey);
-    const rows = await run(this.store, (db) => {
-      let q = db
-        .selectFrom('chunks')
-        .selectAll()
-        .where('tenant_id', '=', tenantId)
-        .where('document_id', '=', documentId);
-      if (filter.fromOrdinal !== undefined) q = q.where('ordinal', '>=', filter.fromOrdinal);
-      if (filter.toOrdinal !== undefined) q = q.where('ordinal', '<=', filter.toOrdinal);
-      if (filter.kinds?.length) q = q.where('kind', 'in', [...filter.kinds]);
-      if (after !== undefined) q = q.where('ordinal', '>', Number(after));
-      return q
-        .orderBy('ordinal', 'asc')
-        .limit(page.pageSize + 1)
-        .execute();
+    return keysetPage(this.store, page, {
+      query: { tenantId, documentId, filter },
+      rows: (db) => {
+        let q = db
+          .selectFrom('chunks')
+          .selectAll()
+          .where('tenant_id', '=', tenantId)
+          .where('document_id', '=', documentId);
+        if (filter.fromOrdinal !== undefined) q = q.where('ordinal', '>=', filter.fromOrdinal);
+        if (filter.toOrdinal !== undefined) q = q.where('ordinal', '<=', filter.toOrdinal);
+        if (filter.kinds?.length) q = q.where('kind', 'in', [...filter.kinds]);
+        return q;
+      },
+      order: keysetOn('ordinal', 'asc', Number),
+      toItem: toChunkRecord,
     });
-    return toPage(rows, page.pageSize, (r) => r.ordinal, toChunkRecord, queryKey);
   }
 
   /** A chunk of the document, or undefined (callers check the document's visibility first). */
   async getChunk(tenantId: string, documentId: string, chunkId: string): Promise<ChunkRecord | undefined> {
-    const row = await run(this.store, (db) =>
-      db
-        .selectFrom('chunks')
-        .selectAll()
-        .where('tenant_id', '=', tenantId)
-        .where('document_id', '=', documentId)
-        .where('id', '=', chunkId)
-        .executeTakeFirst(),
+    return findOne(
+      this.store,
+      'chunks',
+      { tenant_id: tenantId, document_id: documentId, id: chunkId },
+      toChunkRecord,
     );
-    return row === undefined ? undefined : toChunkRecord(row);
+  }
+
+  /**
+   * Documents by id within the tenant, whatever their state and scope (callers check visibility),
+   * in the order of `ids`; absent ids are missing from the map. One query per 500 ids.
+   */
+  async getMany(tenantId: string, ids: readonly string[]): Promise<Map<string, DocumentRecord>> {
+    return findByIds(this.store, 'documents', tenantId, ids, toRecord);
+  }
+
+  /**
+   * Chunks by id within the tenant, of any document (callers check that a chunk belongs to the
+   * document they expect, and that document's visibility), in the order of `ids`; absent ids are
+   * missing from the map. One query per 500 ids.
+   */
+  async getChunks(tenantId: string, ids: readonly string[]): Promise<Map<string, ChunkRecord>> {
+    return findByIds(this.store, 'chunks', tenantId, ids, toChunkRecord);
+  }
+
+  /**
+   * {@link indexedChunkCount} of several documents in one query per 500 ids, in the order of
+   * `ids`: 0 for a document that is not READY; absent documents are missing from the map.
+   */
+  async indexedChunkCounts(tenantId: string, ids: readonly string[]): Promise<Map<string, number>> {
+    return readByIds(
+      ids,
+      (batch) =>
+        run(this.store, (db) =>
+          db
+            .selectFrom('documents')
+            .select(['documents.id', 'documents.chunk_count', 'documents.state'])
+            .select((eb) =>
+              eb
+                .selectFrom('chunks')
+                .innerJoin('outbox', (join) =>
+                  join
+                    .onRef('outbox.aggregate_id', '=', 'chunks.id')
+                    .on('outbox.aggregate_kind', '=', 'CHUNK')
+                    .on('outbox.processed_at', 'is', null),
+                )
+                .select((count) => count.fn.count<number>('chunks.id').distinct().as('n'))
+                .whereRef('chunks.tenant_id', '=', 'documents.tenant_id')
+                .whereRef('chunks.document_id', '=', 'documents.id')
+                .as('pending'),
+            )
+            .where('documents.tenant_id', '=', tenantId)
+            .where('documents.id', 'in', batch)
+            .execute(),
+        ),
+      (row) => (row.state === 'READY' ? row.chunk_count - (row.pending ?? 0) : 0),
+    );
   }
 
   /**
@@ -510,7 +494,7 @@ export class DocumentRepository {
         .executeTakeFirstOrThrow();
       return document.chunk_count - pending.n;
     };
-    return executor === undefined ? run(this.store, query) : query(executor);
+    return read(this.store, executor, query);
   }
 
   /**
@@ -636,11 +620,7 @@ export class DocumentRepository {
         .orderBy('id')
         .execute();
       if (chunks.length === 0) continue;
-      await trx
-        .deleteFrom('chunks')
-        .where('tenant_id', '=', tenantId)
-        .where('document_id', 'in', ids)
-        .execute();
+      await deleteWhereIn(trx, 'chunks', tenantId, 'document_id', ids);
       await this.#enqueue(
         trx,
         chunks.map((c) => ({
@@ -668,12 +648,7 @@ export class DocumentRepository {
     const chunks = await this.#deleteChunks(trx, tenantId, ids, now, payload);
     let documents = 0;
     for (const batch of batches(ids, OUTBOX_PER_INSERT)) {
-      const result = await trx
-        .deleteFrom('documents')
-        .where('tenant_id', '=', tenantId)
-        .where('id', 'in', batch)
-        .executeTakeFirst();
-      documents += Number(result.numDeletedRows);
+      documents += await deleteWhereIn(trx, 'documents', tenantId, 'id', batch);
       await enqueueOutbox(
         trx,
         batch.map((id) => ({
@@ -692,30 +667,6 @@ export class DocumentRepository {
   async #enqueue(trx: Executor, events: readonly OutboxEvent[], now: number): Promise<void> {
     for (const batch of batches(events, OUTBOX_PER_INSERT)) await enqueueOutbox(trx, batch, now);
   }
-}
-
-/** Splits `items` into runs of at most `maxCount` items and (when weighed) `maxWeight` in total. */
-function batches<T>(
-  items: readonly T[],
-  maxCount: number,
-  maxWeight = Infinity,
-  weigh: (item: T) => number = () => 0,
-): T[][] {
-  const result: T[][] = [];
-  let current: T[] = [];
-  let weight = 0;
-  for (const item of items) {
-    const w = weigh(item);
-    if (current.length > 0 && (current.length >= maxCount || weight + w > maxWeight)) {
-      result.push(current);
-      current = [];
-      weight = 0;
-    }
-    current.push(item);
-    weight += w;
-  }
-  if (current.length > 0) result.push(current);
-  return result;
 }
 
 function stateConflict(id: string, message: string): EngramError {

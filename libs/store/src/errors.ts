@@ -99,3 +99,21 @@ export function etagMismatch(name: string): EngramError {
     { name },
   );
 }
+
+/**
+ * Runs the inserts of `write`; a duplicate key, which means a concurrent writer inserted the same
+ * row first, becomes ABORTED `ETAG_MISMATCH` naming `name` (the caller re-reads and retries).
+ * Other errors pass through unchanged.
+ */
+export async function etagMismatchOnDuplicate(
+  dialect: 'mysql' | 'sqlite',
+  name: string,
+  write: () => Promise<unknown>,
+): Promise<void> {
+  try {
+    await write();
+  } catch (error) {
+    if (isDuplicate(mapDatabaseError(error, dialect))) throw etagMismatch(name);
+    throw error;
+  }
+}

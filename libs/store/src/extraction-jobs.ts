@@ -1,12 +1,14 @@
-import { etagMismatch } from './errors.js';
-import { errors } from '@engram/errors';
 import type { Selectable } from 'kysely';
-import { fromJson, optional, toJson, type JsonValue } from './codec.js';
+import { errors } from '@engram/errors';
+import type { JsonValue } from './codec.js';
 import type { Store } from './database.js';
+import { etagMismatch } from './errors.js';
 import { newId } from './ids.js';
-import { decodePageToken, toPage, type Page, type PageRequest } from './pagination.js';
+import { keysetOn, keysetPage, type Page, type PageRequest } from './pagination.js';
+import { enumOf, json, nullable, nullableJson, rowCodec } from './row-codec.js';
+import { findOne } from './rows.js';
 import type { Database } from './schema.js';
-import { run, type Executor } from './store-context.js';
+import { read, type Executor } from './store-context.js';
 
 export type Extractor = 'EPISODE' | 'EVENT' | 'FORESIGHT' | 'FACT';
 export type ExtractionJobState = 'PENDING' | 'RUNNING' | 'SUCCEEDED' | 'FAILED';
@@ -114,15 +116,7 @@ export class ExtractionJobRepository {
 
   /** A job by id within the tenant, or undefined. */
   async get(tenantId: string, id: string, executor?: Executor): Promise<ExtractionJobRecord | undefined> {
-    const query = (db: Executor) =>
-      db
-        .selectFrom('extraction_jobs')
-        .selectAll()
-        .where('tenant_id', '=', tenantId)
-        .where('id', '=', id)
-        .executeTakeFirst();
-    const row = executor === undefined ? await run(this.store, query) : await query(executor);
-    return row === undefined ? undefined : toRecord(row);
+    return findOne(this.store, 'extraction_jobs', { tenant_id: tenantId, id }, toRecord, executor);
   }
 
   /** Jobs of one MemCell, newest first. */
@@ -140,21 +134,19 @@ export class ExtractionJobRepository {
     filter: ExtractionJobFilter,
     page: PageRequest,
   ): Promise<Page<ExtractionJobRecord>> {
-    const queryKey = { tenantId, filter };
-    const after = decodePageToken(page.pageToken, queryKey);
-    const rows = await run(this.store, (db) => {
-      let q = db.selectFrom('extraction_jobs').selectAll().where('tenant_id', '=', tenantId);
-      if (filter.memCellId !== undefined) q = q.where('mem_cell_id', '=', filter.memCellId);
-      if (filter.sessionId !== undefined) q = q.where('session_id', '=', filter.sessionId);
-      if (filter.ownerId !== undefined) q = q.where('owner_id', '=', filter.ownerId);
-      if (filter.states?.length) q = q.where('state', 'in', [...filter.states]);
-      if (after !== undefined) q = q.where('id', '<', String(after));
-      return q
-        .orderBy('id', 'desc')
-        .limit(page.pageSize + 1)
-        .execute();
+    return keysetPage(this.store, page, {
+      query: { tenantId, filter },
+      rows: (db) => {
+        let q = db.selectFrom('extraction_jobs').selectAll().where('tenant_id', '=', tenantId);
+        if (filter.memCellId !== undefined) q = q.where('mem_cell_id', '=', filter.memCellId);
+        if (filter.sessionId !== undefined) q = q.where('session_id', '=', filter.sessionId);
+        if (filter.ownerId !== undefined) q = q.where('owner_id', '=', filter.ownerId);
+        if (filter.states?.length) q = q.where('state', 'in', [...filter.states]);
+        return q;
+      },
+      order: keysetOn('id', 'desc', String),
+      toItem: toRecord,
     });
-    return toPage(rows, page.pageSize, (r) => r.id, toRecord, queryKey);
   }
 
   /**
@@ -203,7 +195,7 @@ export class ExtractionJobRepository {
     memCellId: string,
     executor?: Executor,
   ): Promise<ExtractionJobRecord | undefined> {
-    const query = (db: Executor) =>
+    const row = await read(this.store, executor, (db) =>
       db
         .selectFrom('extraction_jobs')
         .selectAll()
@@ -212,8 +204,8 @@ export class ExtractionJobRepository {
         .where('state', 'in', ['PENDING', 'RUNNING'])
         .orderBy('id', 'desc')
         .limit(1)
-        .executeTakeFirst();
-    const row = executor === undefined ? await run(this.store, query) : await query(executor);
+        .executeTakeFirst(),
+    );
     return row === undefined ? undefined : toRecord(row);
   }
 
@@ -232,44 +224,21 @@ function jobName(id: string): string {
   return `extractionJobs/${id}`;
 }
 
-function toRecord(row: ExtractionJobRow): ExtractionJobRecord {
-  return {
-    id: row.id,
-    tenantId: row.tenant_id,
-    ownerId: row.owner_id,
-    memCellId: row.mem_cell_id,
-    sessionId: row.session_id,
-    state: row.state as ExtractionJobState,
-    extractors: fromJson<Extractor[]>(row.extractors_json) ?? [],
-    attempts: row.attempts,
-    result: fromJson<JsonValue>(row.result_json) ?? {},
-    usage: fromJson<JsonValue>(row.usage_json) ?? {},
-    languageCode: row.language_code,
-    error: fromJson<JsonValue>(row.error_json),
-    requestId: row.request_id,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    completedAt: optional(row.completed_at),
-  };
-}
-
-function toRow(j: ExtractionJobRecord): ExtractionJobRow {
-  return {
-    id: j.id,
-    tenant_id: j.tenantId,
-    owner_id: j.ownerId,
-    mem_cell_id: j.memCellId,
-    session_id: j.sessionId,
-    state: j.state,
-    extractors_json: toJson(j.extractors),
-    attempts: j.attempts,
-    result_json: toJson(j.result),
-    usage_json: toJson(j.usage),
-    language_code: j.languageCode,
-    error_json: j.error === undefined ? null : toJson(j.error),
-    request_id: j.requestId,
-    created_at: j.createdAt,
-    updated_at: j.updatedAt,
-    completed_at: j.completedAt ?? null,
-  };
-}
+const { toRecord, toRow } = rowCodec<ExtractionJobRecord, ExtractionJobRow>({
+  id: 'id',
+  tenantId: 'tenant_id',
+  ownerId: 'owner_id',
+  memCellId: 'mem_cell_id',
+  sessionId: 'session_id',
+  state: ['state', enumOf<ExtractionJobState>()],
+  extractors: ['extractors_json', json<readonly Extractor[]>(() => [])],
+  attempts: 'attempts',
+  result: ['result_json', json<JsonValue>(() => ({}))],
+  usage: ['usage_json', json<JsonValue>(() => ({}))],
+  languageCode: 'language_code',
+  error: ['error_json', nullableJson<JsonValue>()],
+  requestId: 'request_id',
+  createdAt: 'created_at',
+  updatedAt: 'updated_at',
+  completedAt: ['completed_at', nullable<number>()],
+});

@@ -1,12 +1,14 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { encodeTime } from 'ulid';
+import { batches } from './batches.js';
 import { fromJson, optional, toJson } from './codec.js';
 import type { Store } from './database.js';
 import { newId } from './ids.js';
 import type { MemoryRepository } from './memories.js';
-import { decodePageToken, toPage, type Page, type PageRequest } from './pagination.js';
+import { keysetOn, keysetPage, type Page, type PageRequest } from './pagination.js';
+import { deleteWhereIn, findOne } from './rows.js';
 import type { Database } from './schema.js';
-import { run, type Executor } from './store-context.js';
+import { read, run, type Executor } from './store-context.js';
 
 /**
  * Forget receipts (governance `ForgetUser`): the proof that a subject's content was erased, and
@@ -256,15 +258,13 @@ export class ForgetReceiptRepository {
 
   /** A receipt by id within the tenant, or undefined. */
   async get(tenantId: string, id: string, executor?: Executor): Promise<ForgetReceiptRecord | undefined> {
-    const query = (db: Executor) =>
-      tables(db)
-        .selectFrom('forget_receipts')
-        .selectAll()
-        .where('tenant_id', '=', tenantId)
-        .where('id', '=', id)
-        .executeTakeFirst();
-    const row = executor === undefined ? await run(this.store, query) : await query(executor);
-    return row === undefined ? undefined : toRecord(row);
+    return findOne<'forget_receipts', ForgetReceiptRecord, Database & ForgetTables>(
+      this.store,
+      'forget_receipts',
+      { tenant_id: tenantId, id },
+      toRecord,
+      executor,
+    );
   }
 
   /**
@@ -276,23 +276,21 @@ export class ForgetReceiptRepository {
     filter: ForgetReceiptFilter,
     page: PageRequest,
   ): Promise<Page<ForgetReceiptRecord>> {
-    const queryKey = { tenantId, filter };
-    const after = decodePageToken(page.pageToken, queryKey);
-    const rows = await run(this.store, (db) => {
-      let q = tables(db).selectFrom('forget_receipts').selectAll().where('tenant_id', '=', tenantId);
-      if (filter.subject !== undefined) q = q.where('subject', '=', filter.subject);
-      if (filter.states?.length) q = q.where('state', 'in', [...filter.states]);
-      const involving = filter.involving;
-      if (involving !== undefined) {
-        q = q.where((eb) => eb.or([eb('subject', '=', involving), eb('requested_by', '=', involving)]));
-      }
-      if (after !== undefined) q = q.where('id', '<', String(after));
-      return q
-        .orderBy('id', 'desc')
-        .limit(page.pageSize + 1)
-        .execute();
+    return keysetPage(this.store, page, {
+      query: { tenantId, filter },
+      rows: (db) => {
+        let q = tables(db).selectFrom('forget_receipts').selectAll().where('tenant_id', '=', tenantId);
+        if (filter.subject !== undefined) q = q.where('subject', '=', filter.subject);
+        if (filter.states?.length) q = q.where('state', 'in', [...filter.states]);
+        const involving = filter.involving;
+        if (involving !== undefined) {
+          q = q.where((eb) => eb.or([eb('subject', '=', involving), eb('requested_by', '=', involving)]));
+        }
+        return q;
+      },
+      order: keysetOn('id', 'desc', String),
+      toItem: toRecord,
     });
-    return toPage(rows, page.pageSize, (r) => r.id, toRecord, queryKey);
   }
 
   /** PENDING receipts of every tenant whose next attempt is due, oldest first. */
@@ -374,7 +372,7 @@ export class ForgetReceiptRepository {
         .where('id', '=', record.id)
         .where('version', '=', record.version)
         .executeTakeFirst();
-    const result = executor === undefined ? await run(this.store, query) : await query(executor);
+    const result = await read(this.store, executor, query);
     return Number(result.numUpdatedRows) === 1 ? after : undefined;
   }
 
@@ -398,7 +396,7 @@ export class ForgetReceiptRepository {
         .selectFrom('outbox')
         .select((eb) => eb.fn.max<number | null>('id').as('id'))
         .executeTakeFirstOrThrow();
-    const row = executor === undefined ? await run(this.store, query) : await query(executor);
+    const row = await read(this.store, executor, query);
     return row.id ?? 0;
   }
 
@@ -509,13 +507,8 @@ export async function eraseLateExtractions(
     now,
   );
   let extractionJobs = 0;
-  for (let i = 0; i < jobIds.length; i += 500) {
-    const result = await trx
-      .deleteFrom('extraction_jobs')
-      .where('tenant_id', '=', input.tenantId)
-      .where('id', 'in', jobIds.slice(i, i + 500))
-      .executeTakeFirst();
-    extractionJobs += Number(result.numDeletedRows);
+  for (const batch of batches(jobIds, 500)) {
+    extractionJobs += await deleteWhereIn(trx, 'extraction_jobs', input.tenantId, 'id', batch);
   }
   return { memories: purged.memories, revisionsRedacted: purged.revisionsRedacted, extractionJobs };
 }

@@ -130,6 +130,7 @@ export {
   type MessageFilter,
   type MessageRecord,
   type MessageRole,
+  type MessageWindow,
   type NewMessage,
   type NewSession,
   type SessionCounts,

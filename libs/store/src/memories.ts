@@ -1,14 +1,17 @@
-import { etagMismatch } from './errors.js';
-import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import { createHash } from 'node:crypto';
+import type { ExpressionBuilder, Kysely, Selectable, SelectQueryBuilder } from 'kysely';
 import { errors } from '@engram/errors';
-import { fromFlag, fromJson, optional, toFlag, toJson, type JsonValue } from './codec.js';
+import { batches } from './batches.js';
+import { fromJson, optional, toJson, type JsonValue } from './codec.js';
 import type { Store } from './database.js';
+import { etagMismatch } from './errors.js';
 import { newId } from './ids.js';
 import { enqueueOutbox } from './outbox.js';
-import { decodePageToken, toPage, type Page, type PageRequest } from './pagination.js';
+import { keysetOn, keysetPage, type Page, type PageRequest } from './pagination.js';
+import { clipped, enumOf, flag, json, nullable, nullableJson, rowCodec, stringMap } from './row-codec.js';
+import { deleteWhereIn, findOne, findVisible } from './rows.js';
 import type { Database, MemoryRevisionsTable, MemoryRow } from './schema.js';
-import { run, type Executor } from './store-context.js';
+import { read, run, type Executor } from './store-context.js';
 import { visibleTo, type Scope, type Viewer } from './visibility.js';
 
 export type { Scope, Viewer } from './visibility.js';
@@ -169,20 +172,26 @@ export interface PurgeOptions {
 }
 
 /**
- * What is kept of a revision of a hard-deleted memory (migration 0003): action, version, actor
- * kind, rule, changed field names and time; no before/after, reason, actor or request. A type
- * alias, not an interface: Kysely's `withTables` needs a shape with an implicit index signature.
+ * The columns of a revision kept when its memory is hard-deleted (migration 0003): action, version,
+ * actor kind, rule, changed field names and time; no before/after, reason, actor or request.
  */
-type MemoryRevisionAuditsTable = {
-  id: string;
-  tenant_id: string;
-  memory_id: string;
-  version: number;
-  action: string;
-  actor_kind: string;
-  rule: string;
-  changed_paths_json: string;
-  created_at: number;
+const AUDITED_COLUMNS = [
+  'id',
+  'tenant_id',
+  'memory_id',
+  'version',
+  'action',
+  'actor_kind',
+  'rule',
+  'changed_paths_json',
+  'created_at',
+] as const;
+
+/**
+ * What is kept of a revision of a hard-deleted memory, with who erased it and when. A type alias,
+ * not an interface: Kysely's `withTables` needs a shape with an implicit index signature.
+ */
+type MemoryRevisionAuditsTable = Pick<MemoryRevisionsTable, (typeof AUDITED_COLUMNS)[number]> & {
   erased_by: string;
   erased_at: number;
 };
@@ -199,41 +208,90 @@ export function memoryContentHash(
     .digest('hex');
 }
 
-function toRecord(row: MemoryRow): MemoryRecord {
-  return {
-    id: row.id,
-    tenantId: row.tenant_id,
-    ownerId: row.owner_id,
-    orgId: row.org_id,
-    scope: row.scope as Scope,
-    type: row.type as MemoryType,
-    namespace: row.namespace,
-    key: row.mkey,
-    ...(row.value_json === null ? {} : { value: fromJson<JsonValue>(row.value_json) }),
-    text: row.text,
-    evergreen: fromFlag(row.evergreen),
-    sourceKind: row.source_kind as SourceKind,
-    confidence: row.confidence,
-    status: row.status as MemoryStatus,
-    statusReason: row.status_reason,
-    supersedesId: optional(row.supersedes_id),
-    supersededById: optional(row.superseded_by_id),
-    evidence: fromJson<Evidence>(row.evidence_json) ?? { messageIds: [], chunkIds: [] },
-    languageCode: row.language_code,
-    metadata: fromJson<Record<string, string>>(row.metadata_json) ?? {},
-    contentHash: row.content_hash,
-    occurredAt: numberOrUndefined(row.occurred_at),
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    expiresAt: numberOrUndefined(row.expires_at),
-    validFrom: numberOrUndefined(row.valid_from),
-    validUntil: numberOrUndefined(row.valid_until),
-    version: row.version,
-  };
-}
+const { toRecord, toRow } = rowCodec<MemoryRecord, MemoryRow>({
+  id: 'id',
+  tenantId: 'tenant_id',
+  ownerId: 'owner_id',
+  orgId: 'org_id',
+  scope: ['scope', enumOf<Scope>()],
+  type: ['type', enumOf<MemoryType>()],
+  namespace: 'namespace',
+  key: 'mkey',
+  // Left out of the record when NULL (a memory without a value has no `value` key).
+  value: ['value_json', nullableJson<JsonValue>({ omitUndefined: true })],
+  text: 'text',
+  evergreen: ['evergreen', flag],
+  sourceKind: ['source_kind', enumOf<SourceKind>()],
+  confidence: 'confidence',
+  status: ['status', enumOf<MemoryStatus>()],
+  statusReason: ['status_reason', clipped(1024)],
+  supersedesId: ['supersedes_id', nullable<string>()],
+  supersededById: ['superseded_by_id', nullable<string>()],
+  evidence: ['evidence_json', json<Evidence>(() => ({ messageIds: [], chunkIds: [] }))],
+  languageCode: 'language_code',
+  metadata: ['metadata_json', stringMap],
+  contentHash: 'content_hash',
+  occurredAt: ['occurred_at', nullable<number>()],
+  createdAt: 'created_at',
+  updatedAt: 'updated_at',
+  expiresAt: ['expires_at', nullable<number>()],
+  validFrom: ['valid_from', nullable<number>()],
+  validUntil: ['valid_until', nullable<number>()],
+  version: 'version',
+});
 
-function numberOrUndefined(value: number | null): number | undefined {
-  return value ?? undefined;
+type MemoryQuery = SelectQueryBuilder<Database, 'memories', MemoryRow>;
+
+/** Narrows a query of memories by `filter` ({@link MemoryFilter}: ACTIVE only unless statuses are given). */
+function withFilter(query: MemoryQuery, filter: MemoryFilter): MemoryQuery {
+  let q = query;
+  const statuses = filter.statuses?.length ? filter.statuses : ['ACTIVE'];
+  const now = filter.now;
+  if (now === undefined || statuses.includes('ACTIVE') === statuses.includes('EXPIRED')) {
+    q = q.where('status', 'in', [...statuses]);
+  } else {
+    // ACTIVE and due counts as EXPIRED.
+    const due = (eb: ExpressionBuilder<Database, 'memories'>) =>
+      eb.and([eb('status', '=', 'ACTIVE'), eb('expires_at', 'is not', null), eb('expires_at', '<=', now)]);
+    const others = statuses.filter((s) => s !== 'ACTIVE' && s !== 'EXPIRED');
+    q = statuses.includes('ACTIVE')
+      ? q.where((eb) =>
+          eb.or([
+            eb.and([
+              eb('status', '=', 'ACTIVE'),
+              eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]),
+            ]),
+            ...(others.length > 0 ? [eb('status', 'in', others)] : []),
+          ]),
+        )
+      : q.where((eb) =>
+          eb.or([
+            eb('status', '=', 'EXPIRED'),
+            due(eb),
+            ...(others.length > 0 ? [eb('status', 'in', others)] : []),
+          ]),
+        );
+  }
+  if (filter.types?.length) q = q.where('type', 'in', [...filter.types]);
+  if (filter.namespaces?.length) q = q.where('namespace', 'in', [...filter.namespaces]);
+  if (filter.scopes?.length) q = q.where('scope', 'in', [...filter.scopes]);
+  if (filter.ownerId !== undefined) q = q.where('owner_id', '=', filter.ownerId);
+  if (filter.evergreenOnly === true) q = q.where('evergreen', '=', 1);
+  if (filter.occurredFrom !== undefined) q = q.where('occurred_at', '>=', filter.occurredFrom);
+  if (filter.occurredBefore !== undefined) q = q.where('occurred_at', '<', filter.occurredBefore);
+  if (filter.keys?.length) q = q.where('mkey', 'in', [...filter.keys]);
+  if (filter.orgId !== undefined) q = q.where('scope', '=', 'ORG').where('org_id', '=', filter.orgId);
+  if (filter.sourceKinds?.length) q = q.where('source_kind', 'in', [...filter.sourceKinds]);
+  if (filter.minConfidence !== undefined) q = q.where('confidence', '>=', filter.minConfidence);
+  if (filter.createdFrom !== undefined) q = q.where('created_at', '>=', filter.createdFrom);
+  if (filter.createdBefore !== undefined) q = q.where('created_at', '<', filter.createdBefore);
+  const at = filter.validAt;
+  if (at !== undefined) {
+    q = q
+      .where((eb) => eb.or([eb('valid_from', 'is', null), eb('valid_from', '<=', at)]))
+      .where((eb) => eb.or([eb('valid_until', 'is', null), eb('valid_until', '>', at)]));
+  }
+  return q;
 }
 
 /**
@@ -273,15 +331,7 @@ export class MemoryRepository {
 
   /** A memory by id within the tenant, whatever its status and scope (callers check visibility). */
   async get(tenantId: string, id: string, executor?: Executor): Promise<MemoryRecord | undefined> {
-    const query = (db: Executor) =>
-      db
-        .selectFrom('memories')
-        .selectAll()
-        .where('tenant_id', '=', tenantId)
-        .where('id', '=', id)
-        .executeTakeFirst();
-    const row = executor === undefined ? await run(this.store, query) : await query(executor);
-    return row === undefined ? undefined : toRecord(row);
+    return findOne(this.store, 'memories', { tenant_id: tenantId, id }, toRecord, executor);
   }
 
   /**
@@ -308,76 +358,17 @@ export class MemoryRepository {
 
   /** A memory if `viewer` may see it (NOT_FOUND otherwise: invisible and absent look the same). */
   async getVisible(viewer: Viewer, id: string): Promise<MemoryRecord> {
-    const row = await run(this.store, (db) =>
-      db.selectFrom('memories').selectAll().where(visibleTo(viewer)).where('id', '=', id).executeTakeFirst(),
-    );
-    if (row === undefined) throw errors.notFound(`memories/${id}`);
-    return toRecord(row);
+    return findVisible(this.store, 'memories', viewer, id, `memories/${id}`, toRecord);
   }
 
   /** Memories visible to `viewer`, newest first (id descending: ids sort by creation time). */
   async list(viewer: Viewer, filter: MemoryFilter, page: PageRequest): Promise<Page<MemoryRecord>> {
-    const queryKey = { viewer, filter };
-    const after = decodePageToken(page.pageToken, queryKey);
-    const rows = await run(this.store, (db) => {
-      let q = db.selectFrom('memories').selectAll().where(visibleTo(viewer));
-      const statuses = filter.statuses?.length ? filter.statuses : ['ACTIVE'];
-      const now = filter.now;
-      if (now === undefined || statuses.includes('ACTIVE') === statuses.includes('EXPIRED')) {
-        q = q.where('status', 'in', [...statuses]);
-      } else {
-        // ACTIVE and due counts as EXPIRED.
-        const due = (eb: ExpressionBuilder<Database, 'memories'>) =>
-          eb.and([
-            eb('status', '=', 'ACTIVE'),
-            eb('expires_at', 'is not', null),
-            eb('expires_at', '<=', now),
-          ]);
-        const others = statuses.filter((s) => s !== 'ACTIVE' && s !== 'EXPIRED');
-        q = statuses.includes('ACTIVE')
-          ? q.where((eb) =>
-              eb.or([
-                eb.and([
-                  eb('status', '=', 'ACTIVE'),
-                  eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]),
-                ]),
-                ...(others.length > 0 ? [eb('status', 'in', others)] : []),
-              ]),
-            )
-          : q.where((eb) =>
-              eb.or([
-                eb('status', '=', 'EXPIRED'),
-                due(eb),
-                ...(others.length > 0 ? [eb('status', 'in', others)] : []),
-              ]),
-            );
-      }
-      if (filter.types?.length) q = q.where('type', 'in', [...filter.types]);
-      if (filter.namespaces?.length) q = q.where('namespace', 'in', [...filter.namespaces]);
-      if (filter.scopes?.length) q = q.where('scope', 'in', [...filter.scopes]);
-      if (filter.ownerId !== undefined) q = q.where('owner_id', '=', filter.ownerId);
-      if (filter.evergreenOnly === true) q = q.where('evergreen', '=', 1);
-      if (filter.occurredFrom !== undefined) q = q.where('occurred_at', '>=', filter.occurredFrom);
-      if (filter.occurredBefore !== undefined) q = q.where('occurred_at', '<', filter.occurredBefore);
-      if (filter.keys?.length) q = q.where('mkey', 'in', [...filter.keys]);
-      if (filter.orgId !== undefined) q = q.where('scope', '=', 'ORG').where('org_id', '=', filter.orgId);
-      if (filter.sourceKinds?.length) q = q.where('source_kind', 'in', [...filter.sourceKinds]);
-      if (filter.minConfidence !== undefined) q = q.where('confidence', '>=', filter.minConfidence);
-      if (filter.createdFrom !== undefined) q = q.where('created_at', '>=', filter.createdFrom);
-      if (filter.createdBefore !== undefined) q = q.where('created_at', '<', filter.createdBefore);
-      const at = filter.validAt;
-      if (at !== undefined) {
-        q = q
-          .where((eb) => eb.or([eb('valid_from', 'is', null), eb('valid_from', '<=', at)]))
-          .where((eb) => eb.or([eb('valid_until', 'is', null), eb('valid_until', '>', at)]));
-      }
-      if (after !== undefined) q = q.where('id', '<', String(after));
-      return q
-        .orderBy('id', 'desc')
-        .limit(page.pageSize + 1)
-        .execute();
+    return keysetPage(this.store, page, {
+      query: { viewer, filter },
+      rows: (db) => withFilter(db.selectFrom('memories').selectAll().where(visibleTo(viewer)), filter),
+      order: keysetOn('id', 'desc', String),
+      toItem: toRecord,
     });
-    return toPage(rows, page.pageSize, (r) => r.id, toRecord, queryKey);
   }
 
   /** The ACTIVE memory with this identity (supersede and dedupe by namespace/key). */
@@ -433,7 +424,7 @@ export class MemoryRepository {
       if (options.evergreenOnly === true) q = q.where('evergreen', '=', 1);
       return q.executeTakeFirstOrThrow();
     };
-    const row = executor === undefined ? await run(this.store, query) : await query(executor);
+    const row = await read(this.store, executor, query);
     return row.n;
   }
 
@@ -509,21 +500,17 @@ export class MemoryRepository {
     memoryId: string,
     page: PageRequest,
   ): Promise<Page<MemoryRevisionRecord>> {
-    const queryKey = { tenantId, memoryId };
-    const after = decodePageToken(page.pageToken, queryKey);
-    const rows = await run(this.store, (db) => {
-      let q = db
-        .selectFrom('memory_revisions')
-        .selectAll()
-        .where('tenant_id', '=', tenantId)
-        .where('memory_id', '=', memoryId);
-      if (after !== undefined) q = q.where('version', '>', Number(after));
-      return q
-        .orderBy('version', 'asc')
-        .limit(page.pageSize + 1)
-        .execute();
+    return keysetPage(this.store, page, {
+      query: { tenantId, memoryId },
+      rows: (db) =>
+        db
+          .selectFrom('memory_revisions')
+          .selectAll()
+          .where('tenant_id', '=', tenantId)
+          .where('memory_id', '=', memoryId),
+      order: keysetOn('version', 'asc', Number),
+      toItem: toRevisionRecord,
     });
-    return toPage(rows, page.pageSize, (r) => r.version, toRevisionRecord, queryKey);
   }
 
   /**
@@ -543,8 +530,7 @@ export class MemoryRepository {
     }>();
     let memories = 0;
     let revisionsRedacted = 0;
-    for (let i = 0; i < ids.length; i += PURGE_BATCH) {
-      const batch = ids.slice(i, i + PURGE_BATCH);
+    for (const batch of batches(ids, PURGE_BATCH)) {
       const found = await trx
         .selectFrom('memories')
         .select('id')
@@ -555,32 +541,12 @@ export class MemoryRepository {
       const present = found.map((m) => m.id);
       await audits
         .insertInto('memory_revision_audits')
-        .columns([
-          'id',
-          'tenant_id',
-          'memory_id',
-          'version',
-          'action',
-          'actor_kind',
-          'rule',
-          'changed_paths_json',
-          'created_at',
-          'erased_by',
-          'erased_at',
-        ])
+        .columns([...AUDITED_COLUMNS, 'erased_by', 'erased_at'])
         .expression((eb) =>
           eb
             .selectFrom('memory_revisions')
             .select((r) => [
-              'id',
-              'tenant_id',
-              'memory_id',
-              'version',
-              'action',
-              'actor_kind',
-              'rule',
-              'changed_paths_json',
-              'created_at',
+              ...AUDITED_COLUMNS,
               r.val(options.erasedBy.slice(0, 128)).as('erased_by'),
               r.val(now).as('erased_at'),
             ])
@@ -588,18 +554,8 @@ export class MemoryRepository {
             .where('memory_id', 'in', present),
         )
         .execute();
-      const revisions = await trx
-        .deleteFrom('memory_revisions')
-        .where('tenant_id', '=', tenantId)
-        .where('memory_id', 'in', present)
-        .executeTakeFirst();
-      revisionsRedacted += Number(revisions.numDeletedRows);
-      const deleted = await trx
-        .deleteFrom('memories')
-        .where('tenant_id', '=', tenantId)
-        .where('id', 'in', present)
-        .executeTakeFirst();
-      memories += Number(deleted.numDeletedRows);
+      revisionsRedacted += await deleteWhereIn(trx, 'memory_revisions', tenantId, 'memory_id', present);
+      memories += await deleteWhereIn(trx, 'memories', tenantId, 'id', present);
       await enqueueOutbox(
         trx,
         present.map((id) => ({
@@ -673,14 +629,14 @@ export class MemoryRepository {
     jobIds: readonly string[],
   ): Promise<string[]> {
     const ids = new Set<string>();
-    for (let i = 0; i < jobIds.length; i += PURGE_BATCH) {
+    for (const batch of batches(jobIds, PURGE_BATCH)) {
       const rows = await trx
         .selectFrom('memory_revisions')
         .innerJoin('memories', 'memories.id', 'memory_revisions.memory_id')
         .select('memories.id')
         .where('memories.tenant_id', '=', tenantId)
         .where('memories.owner_id', '=', ownerId)
-        .where('memory_revisions.extraction_job_id', 'in', jobIds.slice(i, i + PURGE_BATCH))
+        .where('memory_revisions.extraction_job_id', 'in', batch)
         .execute();
       for (const row of rows) ids.add(row.id);
     }
@@ -694,16 +650,13 @@ export class MemoryRepository {
     revisionId: string,
     executor?: Executor,
   ): Promise<MemoryRevisionRecord | undefined> {
-    const query = (db: Executor) =>
-      db
-        .selectFrom('memory_revisions')
-        .selectAll()
-        .where('tenant_id', '=', tenantId)
-        .where('memory_id', '=', memoryId)
-        .where('id', '=', revisionId)
-        .executeTakeFirst();
-    const row = executor === undefined ? await run(this.store, query) : await query(executor);
-    return row === undefined ? undefined : toRevisionRecord(row);
+    return findOne(
+      this.store,
+      'memory_revisions',
+      { tenant_id: tenantId, memory_id: memoryId, id: revisionId },
+      toRevisionRecord,
+      executor,
+    );
   }
 
   /** The newest revision of a memory (highest version), e.g. the one that deleted it. */
@@ -712,7 +665,7 @@ export class MemoryRepository {
     memoryId: string,
     executor?: Executor,
   ): Promise<MemoryRevisionRecord | undefined> {
-    const query = (db: Executor) =>
+    const row = await read(this.store, executor, (db) =>
       db
         .selectFrom('memory_revisions')
         .selectAll()
@@ -720,8 +673,8 @@ export class MemoryRepository {
         .where('memory_id', '=', memoryId)
         .orderBy('version', 'desc')
         .limit(1)
-        .executeTakeFirst();
-    const row = executor === undefined ? await run(this.store, query) : await query(executor);
+        .executeTakeFirst(),
+    );
     return row === undefined ? undefined : toRevisionRecord(row);
   }
 
@@ -774,38 +727,5 @@ function toRevisionRecord(r: Selectable<MemoryRevisionsTable>): MemoryRevisionRe
     after: fromJson<MemoryRecord>(r.after_json),
     changedPaths: fromJson<string[]>(r.changed_paths_json) ?? [],
     createdAt: r.created_at,
-  };
-}
-
-function toRow(m: MemoryRecord) {
-  return {
-    id: m.id,
-    tenant_id: m.tenantId,
-    owner_id: m.ownerId,
-    org_id: m.orgId,
-    scope: m.scope,
-    type: m.type,
-    namespace: m.namespace,
-    mkey: m.key,
-    value_json: m.value === undefined ? null : toJson(m.value),
-    text: m.text,
-    evergreen: toFlag(m.evergreen),
-    source_kind: m.sourceKind,
-    confidence: m.confidence,
-    status: m.status,
-    status_reason: m.statusReason.slice(0, 1024),
-    supersedes_id: m.supersedesId ?? null,
-    superseded_by_id: m.supersededById ?? null,
-    evidence_json: toJson(m.evidence),
-    language_code: m.languageCode,
-    metadata_json: toJson(m.metadata),
-    content_hash: m.contentHash,
-    occurred_at: m.occurredAt ?? null,
-    created_at: m.createdAt,
-    updated_at: m.updatedAt,
-    expires_at: m.expiresAt ?? null,
-    valid_from: m.validFrom ?? null,
-    valid_until: m.validUntil ?? null,
-    version: m.version,
   };
 }

@@ -1,5 +1,5 @@
-import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { openStore, isMysqlTarget } from './database.js';
 import { migrateToLatest } from './migrator.js';
 

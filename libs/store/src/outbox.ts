@@ -1,8 +1,8 @@
-import { supportsRowLocks } from './dialect.js';
+import { toJson } from './codec.js';
 import type { Store } from './database.js';
+import { supportsRowLocks } from './dialect.js';
 import type { OutboxRow } from './schema.js';
 import { inTransaction, run, type Executor } from './store-context.js';
-import { toJson } from './codec.js';
 
 /** What changed, for the indexer. */
 export type OutboxAggregate = 'MEMORY' | 'CHUNK' | 'ROUND' | 'DOCUMENT' | 'SESSION' | 'SUBJECT';

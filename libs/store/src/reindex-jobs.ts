@@ -2,7 +2,8 @@ import { errors } from '@engram/errors';
 import { fromJson, toJson } from './codec.js';
 import type { Store } from './database.js';
 import { newId } from './ids.js';
-import { decodePageToken, toPage, type Page, type PageRequest } from './pagination.js';
+import { keysetOn, keysetPage, type Page, type PageRequest } from './pagination.js';
+import { findOne } from './rows.js';
 import type { ReindexJobsTable } from './schema.js';
 import { run, type Executor } from './store-context.js';
 
@@ -148,15 +149,7 @@ export class ReindexJobRepository {
   }
 
   async get(tenantId: string, id: string): Promise<ReindexJobRecord | undefined> {
-    const row = await run(this.store, (db) =>
-      db
-        .selectFrom('reindex_jobs')
-        .selectAll()
-        .where('tenant_id', '=', tenantId)
-        .where('id', '=', id)
-        .executeTakeFirst(),
-    );
-    return row === undefined ? undefined : toRecord(row);
+    return findOne(this.store, 'reindex_jobs', { tenant_id: tenantId, id }, toRecord);
   }
 
   /** The tenant's jobs, newest first. */
@@ -165,18 +158,15 @@ export class ReindexJobRepository {
     filter: { states?: readonly ReindexJobState[] },
     page: PageRequest,
   ): Promise<Page<ReindexJobRecord>> {
-    const queryKey = { tenantId, filter };
-    const after = decodePageToken(page.pageToken, queryKey);
-    const rows = await run(this.store, (db) => {
-      let q = db.selectFrom('reindex_jobs').selectAll().where('tenant_id', '=', tenantId);
-      if (filter.states?.length) q = q.where('state', 'in', [...filter.states]);
-      if (after !== undefined) q = q.where('id', '<', String(after));
-      return q
-        .orderBy('id', 'desc')
-        .limit(page.pageSize + 1)
-        .execute();
+    return keysetPage(this.store, page, {
+      query: { tenantId, filter },
+      rows: (db) => {
+        const q = db.selectFrom('reindex_jobs').selectAll().where('tenant_id', '=', tenantId);
+        return filter.states?.length ? q.where('state', 'in', [...filter.states]) : q;
+      },
+      order: keysetOn('id', 'desc', String),
+      toItem: toRecord,
     });
-    return toPage(rows, page.pageSize, (r) => r.id, toRecord, queryKey);
   }
 
   /**
@@ -210,14 +200,9 @@ export class ReindexJobRepository {
         .where('id', '=', id)
         .where('state', 'not in', [...TERMINAL])
         .execute();
-      const row = await db
-        .selectFrom('reindex_jobs')
-        .selectAll()
-        .where('tenant_id', '=', tenantId)
-        .where('id', '=', id)
-        .executeTakeFirst();
-      if (row === undefined) throw errors.notFound(`reindexJobs/${id}`);
-      return toRecord(row);
+      const job = await findOne(this.store, 'reindex_jobs', { tenant_id: tenantId, id }, toRecord, db);
+      if (job === undefined) throw errors.notFound(`reindexJobs/${id}`);
+      return job;
     });
   }
 }

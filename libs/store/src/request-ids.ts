@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import type { Transaction } from 'kysely';
 import { Code } from '@connectrpc/connect';
+import type { Transaction } from 'kysely';
 import { errors, isEngramError } from '@engram/errors';
 import type { Store } from './database.js';
 import { isDuplicate } from './errors.js';
-import type { Database } from './schema.js';
+import type { Database, RequestIdsTable } from './schema.js';
 import { inTransaction, run } from './store-context.js';
 
 /** A client-chosen idempotency key: 1–64 characters of `[A-Za-z0-9_-]` (docs/api-conventions.md). */
@@ -97,16 +97,7 @@ export async function idempotent<R>(
       const written = await write(trx);
       await trx
         .insertInto('request_ids')
-        .values({
-          tenant_id: key.tenantId,
-          subject: key.subject,
-          method: key.method,
-          request_id: key.requestId,
-          request_hash: hash,
-          result_json: JSON.stringify(written),
-          created_at: now,
-          expires_at: now + REQUEST_ID_TTL_MS,
-        })
+        .values(requestIdRow(key, hash, written, now))
         .execute();
       return written;
     });
@@ -118,6 +109,20 @@ export async function idempotent<R>(
     if (winner === undefined) throw error;
     return { result: winner, replayed: true };
   }
+}
+
+/** The record of `key`'s first result, remembered for {@link REQUEST_ID_TTL_MS}. */
+function requestIdRow(key: RequestKey, hash: string, result: unknown, now: number): RequestIdsTable {
+  return {
+    tenant_id: key.tenantId,
+    subject: key.subject,
+    method: key.method,
+    request_id: key.requestId,
+    request_hash: hash,
+    result_json: JSON.stringify(result),
+    created_at: now,
+    expires_at: now + REQUEST_ID_TTL_MS,
+  };
 }
 
 async function findResult<R>(
@@ -180,16 +185,7 @@ export async function rememberResult(
     await run(store, (db) =>
       db
         .insertInto('request_ids')
-        .values({
-          tenant_id: key.tenantId,
-          subject: key.subject,
-          method: key.method,
-          request_id: key.requestId,
-          request_hash: requestHash(request),
-          result_json: JSON.stringify(result),
-          created_at: now,
-          expires_at: now + REQUEST_ID_TTL_MS,
-        })
+        .values(requestIdRow(key, requestHash(request), result, now))
         .execute(),
     );
   } catch (error) {

@@ -1,4 +1,6 @@
+import { sql, type SelectQueryBuilder } from 'kysely';
 import type { Store } from './database.js';
+import type { Database } from './schema.js';
 import { run } from './store-context.js';
 
 /** How many rows of a tenant should be points in the vector index, per kind. */
@@ -66,34 +68,32 @@ export async function scanSearchable(
   limit: number,
   tenantId?: string,
 ): Promise<SearchableRow[]> {
+  // The rows of `q` after `afterId`, of the tenant when one is given, in id order.
+  const scan = <TB extends keyof Database, O>(q: SelectQueryBuilder<Database, TB, O>) => {
+    let scoped = q.where(sql.ref('id'), '>', afterId);
+    if (tenantId !== undefined) scoped = scoped.where(sql.ref('tenant_id'), '=', tenantId);
+    return scoped.orderBy(sql.ref('id')).limit(limit).execute();
+  };
   return run(store, async (db) => {
-    if (kind === 'MEMORY') {
-      let q = db
-        .selectFrom('memories')
-        .select(['tenant_id', 'id', 'updated_at'])
-        .where('status', '=', 'ACTIVE')
-        .where('id', '>', afterId);
-      if (tenantId !== undefined) q = q.where('tenant_id', '=', tenantId);
-      const rows = await q.orderBy('id').limit(limit).execute();
+    if (kind !== 'ROUND') {
+      const rows = await (kind === 'MEMORY'
+        ? scan(
+            db
+              .selectFrom('memories')
+              .select(['tenant_id', 'id', 'updated_at'])
+              .where('status', '=', 'ACTIVE'),
+          )
+        : scan(
+            db.selectFrom('documents').select(['tenant_id', 'id', 'updated_at']).where('state', '=', 'READY'),
+          ));
       return rows.map((r) => ({ tenantId: r.tenant_id, id: r.id, updatedAt: r.updated_at }));
     }
-    if (kind === 'DOCUMENT') {
-      let q = db
-        .selectFrom('documents')
-        .select(['tenant_id', 'id', 'updated_at'])
-        .where('state', '=', 'READY')
-        .where('id', '>', afterId);
-      if (tenantId !== undefined) q = q.where('tenant_id', '=', tenantId);
-      const rows = await q.orderBy('id').limit(limit).execute();
-      return rows.map((r) => ({ tenantId: r.tenant_id, id: r.id, updatedAt: r.updated_at }));
-    }
-    let q = db
-      .selectFrom('messages')
-      .select(['tenant_id', 'id', 'session_id', 'created_at'])
-      .where('role', '=', 'USER')
-      .where('id', '>', afterId);
-    if (tenantId !== undefined) q = q.where('tenant_id', '=', tenantId);
-    const rows = await q.orderBy('id').limit(limit).execute();
+    const rows = await scan(
+      db
+        .selectFrom('messages')
+        .select(['tenant_id', 'id', 'session_id', 'created_at'])
+        .where('role', '=', 'USER'),
+    );
     return rows.map((r) => ({
       tenantId: r.tenant_id,
       id: r.id,

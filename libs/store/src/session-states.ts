@@ -1,8 +1,9 @@
-import { errors } from '@engram/errors';
 import type { Selectable } from 'kysely';
-import { fromJson, optional, toJson } from './codec.js';
+import { errors } from '@engram/errors';
 import type { Store } from './database.js';
-import { isDuplicate, mapDatabaseError, etagMismatch } from './errors.js';
+import { etagMismatch, etagMismatchOnDuplicate } from './errors.js';
+import { json, nullable, rowCodec } from './row-codec.js';
+import { findOne } from './rows.js';
 import type { Database } from './schema.js';
 import { run, type Executor } from './store-context.js';
 
@@ -77,15 +78,14 @@ export class SessionStateRepository {
 
   /** The state of a session; the empty state (version 0) when it was never written. */
   async get(tenantId: string, sessionId: string, executor?: Executor): Promise<SessionStateRecord> {
-    const query = (db: Executor) =>
-      db
-        .selectFrom('session_states')
-        .selectAll()
-        .where('tenant_id', '=', tenantId)
-        .where('session_id', '=', sessionId)
-        .executeTakeFirst();
-    const row = executor === undefined ? await run(this.store, query) : await query(executor);
-    return row === undefined ? emptyState(tenantId, sessionId) : toRecord(row);
+    const state = await findOne(
+      this.store,
+      'session_states',
+      { tenant_id: tenantId, session_id: sessionId },
+      toRecord,
+      executor,
+    );
+    return state ?? emptyState(tenantId, sessionId);
   }
 
   /**
@@ -125,13 +125,10 @@ export class SessionStateRepository {
         .where('id', '=', sessionId)
         .executeTakeFirst();
       if (session === undefined) throw errors.notFound(`sessions/${sessionId}`);
-      try {
-        await trx.insertInto('session_states').values(toRow(record)).execute();
-      } catch (error) {
-        // Someone else wrote the first version meanwhile.
-        if (isDuplicate(mapDatabaseError(error, this.store.dialect))) throw etagMismatch(name);
-        throw error;
-      }
+      // A duplicate: someone else wrote the first version meanwhile.
+      await etagMismatchOnDuplicate(this.store.dialect, name, () =>
+        trx.insertInto('session_states').values(toRow(record)).execute(),
+      );
       return record;
     }
 
@@ -201,36 +198,18 @@ function stateName(sessionId: string): string {
   return `sessions/${sessionId}/state`;
 }
 
-function toRecord(row: SessionStateRow): SessionStateRecord {
-  return {
-    sessionId: row.session_id,
-    tenantId: row.tenant_id,
-    summary: row.summary,
-    summaryTokenCount: row.summary_token_count,
-    keyPoints: fromJson<KeyPoint[]>(row.key_points_json) ?? [],
-    openLoops: fromJson<OpenLoop[]>(row.open_loops_json) ?? [],
-    compactedThroughSequence: row.compacted_through_sequence,
-    summaryMemoryId: optional(row.summary_memory_id),
-    lastCompactedAt: optional(row.last_compaction_at),
-    markAcknowledgedThrough: row.mark_acknowledged_through,
-    updatedAt: row.updated_at,
-    version: row.version,
-  };
-}
-
-function toRow(s: SessionStateRecord): SessionStateRow {
-  return {
-    session_id: s.sessionId,
-    tenant_id: s.tenantId,
-    summary: s.summary,
-    summary_token_count: s.summaryTokenCount,
-    key_points_json: toJson(s.keyPoints),
-    open_loops_json: toJson(s.openLoops),
-    compacted_through_sequence: s.compactedThroughSequence,
-    summary_memory_id: s.summaryMemoryId ?? null,
-    last_compaction_at: s.lastCompactedAt ?? null,
-    mark_acknowledged_through: s.markAcknowledgedThrough,
-    updated_at: s.updatedAt ?? 0,
-    version: s.version,
-  };
-}
+const { toRecord, toRow } = rowCodec<SessionStateRecord, SessionStateRow>({
+  sessionId: 'session_id',
+  tenantId: 'tenant_id',
+  summary: 'summary',
+  summaryTokenCount: 'summary_token_count',
+  keyPoints: ['key_points_json', json<readonly KeyPoint[]>(() => [])],
+  openLoops: ['open_loops_json', json<readonly OpenLoop[]>(() => [])],
+  compactedThroughSequence: 'compacted_through_sequence',
+  summaryMemoryId: ['summary_memory_id', nullable<string>()],
+  lastCompactedAt: ['last_compaction_at', nullable<number>()],
+  markAcknowledgedThrough: 'mark_acknowledged_through',
+  // Unset only on the empty state (version 0), which is never written.
+  updatedAt: ['updated_at', { read: (at: number) => at, write: (at?: number) => at ?? 0 }],
+  version: 'version',
+});

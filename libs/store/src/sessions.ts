@@ -1,13 +1,17 @@
+import type { ExpressionBuilder, Selectable } from 'kysely';
 import { errors } from '@engram/errors';
-import { fromFlag, fromJson, optional, toFlag, toJson } from './codec.js';
+import { batches } from './batches.js';
+import { findByIds } from './by-ids.js';
+import { fromJson, toJson } from './codec.js';
 import type { Store } from './database.js';
-import { isDuplicate, mapDatabaseError, etagMismatch } from './errors.js';
+import { etagMismatch, etagMismatchOnDuplicate } from './errors.js';
 import { newId } from './ids.js';
 import { enqueueOutbox, type OutboxEvent } from './outbox.js';
-import { decodePageToken, toPage, type Page, type PageRequest } from './pagination.js';
+import { keysetOn, keysetPage, type Keyset, type Page, type PageRequest } from './pagination.js';
+import { clipped, enumOf, flag, nullable, rowCodec, stringMap, type Codec } from './row-codec.js';
+import { findOne } from './rows.js';
 import type { Database } from './schema.js';
-import { run, type Executor } from './store-context.js';
-import type { Selectable } from 'kysely';
+import { read, run, type Executor } from './store-context.js';
 
 export type SessionStatus = 'ACTIVE' | 'CLOSED';
 export type MessageRole = 'USER' | 'ASSISTANT' | 'SYSTEM' | 'TOOL';
@@ -123,6 +127,15 @@ export interface NewMessage {
   readonly occurredAt?: number;
 }
 
+/** A range of one session's messages, for {@link SessionRepository.messageWindows}. */
+export interface MessageWindow {
+  readonly sessionId: string;
+  /** Inclusive. */
+  readonly fromSequence: number;
+  /** Inclusive. */
+  readonly toSequence: number;
+}
+
 /** Preconditions of {@link SessionRepository.appendMessages}. */
 export interface AppendOptions {
   /** Append only if the session's `lastSequence` is still this (ABORTED `ETAG_MISMATCH` otherwise). */
@@ -217,6 +230,8 @@ export interface DeletedSessionCounts {
 /** Rows per multi-row INSERT, and UTF-16 units of message content per INSERT (≤ ~3 MB on the wire). */
 const ROWS_PER_INSERT = 200;
 const CONTENT_UNITS_PER_INSERT = 1_000_000;
+/** Sequence windows per read of {@link SessionRepository.messageWindows} (3 parameters each). */
+const WINDOWS_PER_QUERY = 200;
 
 type SessionRow = Selectable<Database['sessions']>;
 type MessageRow = Selectable<Database['messages']>;
@@ -257,15 +272,7 @@ export class SessionRepository {
 
   /** A session by id within the tenant, whoever owns it (callers check ownership). */
   async get(tenantId: string, id: string, executor?: Executor): Promise<SessionRecord | undefined> {
-    const row = await this.#read(executor, (db) =>
-      db
-        .selectFrom('sessions')
-        .selectAll()
-        .where('tenant_id', '=', tenantId)
-        .where('id', '=', id)
-        .executeTakeFirst(),
-    );
-    return row === undefined ? undefined : sessionToRecord(row);
+    return findOne(this.store, 'sessions', { tenant_id: tenantId, id }, sessionToRecord, executor);
   }
 
   /** The session if `ownerId` owns it; NOT_FOUND otherwise (another's session and none look the same). */
@@ -285,39 +292,25 @@ export class SessionRepository {
     filter: SessionFilter,
     page: PageRequest,
   ): Promise<Page<SessionRecord>> {
-    const queryKey = { tenantId, ownerId, filter };
-    const after = decodePageToken(page.pageToken, queryKey);
-    const rows = await run(this.store, (db) => {
-      let q = db
-        .selectFrom('sessions')
-        .selectAll()
-        .where('tenant_id', '=', tenantId)
-        .where('owner_id', '=', ownerId);
-      if (filter.statuses?.length) q = q.where('status', 'in', [...filter.statuses]);
-      if (filter.externalId !== undefined && filter.externalId !== '') {
-        q = q.where('external_id', '=', filter.externalId);
-      }
-      if (filter.createdFrom !== undefined) q = q.where('created_at', '>=', filter.createdFrom);
-      if (filter.createdBefore !== undefined) q = q.where('created_at', '<', filter.createdBefore);
-      if (after !== undefined) {
-        const [activity, id] = String(after).split(':');
-        const at = Number(activity);
-        if (id === undefined || !Number.isSafeInteger(at)) {
-          throw errors.invalidArgument('PAGE_TOKEN_INVALID', 'page_token is invalid', {
-            field: 'page_token',
-          });
+    return keysetPage(this.store, page, {
+      query: { tenantId, ownerId, filter },
+      rows: (db) => {
+        let q = db
+          .selectFrom('sessions')
+          .selectAll()
+          .where('tenant_id', '=', tenantId)
+          .where('owner_id', '=', ownerId);
+        if (filter.statuses?.length) q = q.where('status', 'in', [...filter.statuses]);
+        if (filter.externalId !== undefined && filter.externalId !== '') {
+          q = q.where('external_id', '=', filter.externalId);
         }
-        q = q.where((eb) =>
-          eb.or([eb('activity_at', '<', at), eb.and([eb('activity_at', '=', at), eb('id', '<', id)])]),
-        );
-      }
-      return q
-        .orderBy('activity_at', 'desc')
-        .orderBy('id', 'desc')
-        .limit(page.pageSize + 1)
-        .execute();
+        if (filter.createdFrom !== undefined) q = q.where('created_at', '>=', filter.createdFrom);
+        if (filter.createdBefore !== undefined) q = q.where('created_at', '<', filter.createdBefore);
+        return q;
+      },
+      order: BY_ACTIVITY,
+      toItem: sessionToRecord,
     });
-    return toPage(rows, page.pageSize, (r) => `${r.activity_at}:${r.id}`, sessionToRecord, queryKey);
   }
 
   /**
@@ -457,14 +450,16 @@ export class SessionRepository {
       .executeTakeFirst();
     if (Number(result.numUpdatedRows) !== 1) throw etagMismatch(name);
 
-    try {
-      for (const batch of batches(records)) {
+    await etagMismatchOnDuplicate(this.store.dialect, name, async () => {
+      for (const batch of batches(
+        records,
+        ROWS_PER_INSERT,
+        CONTENT_UNITS_PER_INSERT,
+        (m) => m.content.length,
+      )) {
         await trx.insertInto('messages').values(batch.map(messageToRow)).execute();
       }
-    } catch (error) {
-      if (isDuplicate(mapDatabaseError(error, this.store.dialect))) throw etagMismatch(name);
-      throw error;
-    }
+    });
 
     await enqueueOutbox(trx, await this.#roundEvents(trx, tenantId, sessionId, records), now);
     return records;
@@ -477,66 +472,108 @@ export class SessionRepository {
     filter: MessageFilter,
     page: PageRequest,
   ): Promise<Page<MessageRecord>> {
-    const queryKey = { tenantId, sessionId, filter };
-    const after = decodePageToken(page.pageToken, queryKey);
-    const descending = filter.newestFirst === true;
-    const rows = await run(this.store, (db) => {
-      let q = db
-        .selectFrom('messages')
-        .selectAll()
-        .where('tenant_id', '=', tenantId)
-        .where('session_id', '=', sessionId);
-      if (filter.fromSequence !== undefined) q = q.where('sequence', '>=', filter.fromSequence);
-      if (filter.toSequence !== undefined) q = q.where('sequence', '<=', filter.toSequence);
-      if (filter.roles?.length) q = q.where('role', 'in', [...filter.roles]);
-      if (filter.includeCompacted === false) q = q.where('compacted', '=', 0);
-      if (filter.openOnly === true) {
-        q = q.where('sequence', '>=', (eb) =>
-          eb
-            .selectFrom('sessions')
-            .select('open_from_sequence')
-            .where('tenant_id', '=', tenantId)
-            .where('id', '=', sessionId),
-        );
-      }
-      if (after !== undefined) q = q.where('sequence', descending ? '<' : '>', Number(after));
-      return q
-        .orderBy('sequence', descending ? 'desc' : 'asc')
-        .limit(page.pageSize + 1)
-        .execute();
+    return keysetPage(this.store, page, {
+      query: { tenantId, sessionId, filter },
+      rows: (db) => {
+        let q = db
+          .selectFrom('messages')
+          .selectAll()
+          .where('tenant_id', '=', tenantId)
+          .where('session_id', '=', sessionId);
+        if (filter.fromSequence !== undefined) q = q.where('sequence', '>=', filter.fromSequence);
+        if (filter.toSequence !== undefined) q = q.where('sequence', '<=', filter.toSequence);
+        if (filter.roles?.length) q = q.where('role', 'in', [...filter.roles]);
+        if (filter.includeCompacted === false) q = q.where('compacted', '=', 0);
+        if (filter.openOnly === true) q = q.where('sequence', '>=', openFrom(tenantId, sessionId));
+        return q;
+      },
+      order: keysetOn('sequence', filter.newestFirst === true ? 'desc' : 'asc', Number),
+      toItem: messageToRecord,
     });
-    return toPage(rows, page.pageSize, (r) => r.sequence, messageToRecord, queryKey);
   }
 
   /** One message of the session, or undefined. */
   async getMessage(tenantId: string, sessionId: string, id: string): Promise<MessageRecord | undefined> {
-    const row = await run(this.store, (db) =>
-      db
-        .selectFrom('messages')
-        .selectAll()
-        .where('tenant_id', '=', tenantId)
-        .where('session_id', '=', sessionId)
-        .where('id', '=', id)
-        .executeTakeFirst(),
+    return findOne(
+      this.store,
+      'messages',
+      { tenant_id: tenantId, session_id: sessionId, id },
+      messageToRecord,
     );
-    return row === undefined ? undefined : messageToRecord(row);
+  }
+
+  /**
+   * Sessions by id within the tenant, whoever owns them (callers check ownership), in the order of
+   * `ids`; absent ids are missing from the map. One query per 500 ids.
+   */
+  async getMany(tenantId: string, ids: readonly string[]): Promise<Map<string, SessionRecord>> {
+    return findByIds(this.store, 'sessions', tenantId, ids, sessionToRecord);
+  }
+
+  /**
+   * Messages by id within the tenant, of any session (callers check that a message belongs to the
+   * session they expect, and who owns it), in the order of `ids`; absent ids are missing from the
+   * map. One query per 500 ids.
+   */
+  async getMessages(tenantId: string, ids: readonly string[]): Promise<Map<string, MessageRecord>> {
+    return findByIds(this.store, 'messages', tenantId, ids, messageToRecord);
+  }
+
+  /**
+   * The messages of several sequence ranges at once (one query per 200 windows): for each window,
+   * in the same order, its session's messages with `fromSequence ≤ sequence ≤ toSequence`, by
+   * sequence. Windows may overlap. Since sequences are dense, `[s + 1, s + n]` is the `n` messages
+   * after `s`.
+   */
+  async messageWindows(tenantId: string, windows: readonly MessageWindow[]): Promise<MessageRecord[][]> {
+    const bySession = new Map<string, MessageRecord[]>();
+    const seen = new Set<string>();
+    for (let i = 0; i < windows.length; i += WINDOWS_PER_QUERY) {
+      const batch = windows.slice(i, i + WINDOWS_PER_QUERY);
+      const rows = await run(this.store, (db) =>
+        db
+          .selectFrom('messages')
+          .selectAll()
+          .where('tenant_id', '=', tenantId)
+          .where((eb) =>
+            eb.or(
+              batch.map((w) =>
+                eb.and([
+                  eb('session_id', '=', w.sessionId),
+                  eb('sequence', '>=', w.fromSequence),
+                  eb('sequence', '<=', w.toSequence),
+                ]),
+              ),
+            ),
+          )
+          .execute(),
+      );
+      for (const row of rows) {
+        // Overlapping windows of two batches read the same rows: keep one of each.
+        if (seen.has(row.id)) continue;
+        seen.add(row.id);
+        const messages = bySession.get(row.session_id) ?? [];
+        messages.push(messageToRecord(row));
+        bySession.set(row.session_id, messages);
+      }
+    }
+    for (const messages of bySession.values()) messages.sort((a, b) => a.sequence - b.sequence);
+    return windows.map((w) =>
+      (bySession.get(w.sessionId) ?? []).filter(
+        (m) => m.sequence >= w.fromSequence && m.sequence <= w.toSequence,
+      ),
+    );
   }
 
   /** The open tail: the messages not yet closed into a MemCell, by sequence. Bounded by the boundary caps. */
   async openTail(tenantId: string, sessionId: string, executor?: Executor): Promise<MessageRecord[]> {
-    const rows = await this.#read(executor, (db) =>
+    const rows = await read(this.store, executor, (db) =>
       db
         .selectFrom('messages')
         .selectAll()
         .where('tenant_id', '=', tenantId)
         .where('session_id', '=', sessionId)
-        .where('sequence', '>=', (eb) =>
-          eb
-            .selectFrom('sessions')
-            .select('open_from_sequence')
-            .where('tenant_id', '=', tenantId)
-            .where('id', '=', sessionId),
-        )
+        .where('sequence', '>=', openFrom(tenantId, sessionId))
         .orderBy('sequence', 'asc')
         .execute(),
     );
@@ -545,7 +582,7 @@ export class SessionRepository {
 
   /** Open-tail message and token counts and the number of MemCells (zeros for an unknown session). */
   async counts(tenantId: string, sessionId: string, executor?: Executor): Promise<SessionCounts> {
-    return this.#read(executor, async (db) => {
+    return read(this.store, executor, async (db) => {
       const tail = await db
         .selectFrom('messages')
         .select((eb) => [
@@ -554,13 +591,7 @@ export class SessionRepository {
         ])
         .where('tenant_id', '=', tenantId)
         .where('session_id', '=', sessionId)
-        .where('sequence', '>=', (eb) =>
-          eb
-            .selectFrom('sessions')
-            .select('open_from_sequence')
-            .where('tenant_id', '=', tenantId)
-            .where('id', '=', sessionId),
-        )
+        .where('sequence', '>=', openFrom(tenantId, sessionId))
         .executeTakeFirstOrThrow();
       const cells = await db
         .selectFrom('mem_cells')
@@ -645,12 +676,9 @@ export class SessionRepository {
       createdAt: now,
       updatedAt: now,
     };
-    try {
-      await trx.insertInto('mem_cells').values(memCellToRow(cell)).execute();
-    } catch (error) {
-      if (isDuplicate(mapDatabaseError(error, this.store.dialect))) throw etagMismatch(name);
-      throw error;
-    }
+    await etagMismatchOnDuplicate(this.store.dialect, name, () =>
+      trx.insertInto('mem_cells').values(memCellToRow(cell)).execute(),
+    );
     await trx
       .updateTable('messages')
       .set({ mem_cell_id: cell.id })
@@ -669,22 +697,19 @@ export class SessionRepository {
     filter: { readonly statuses?: readonly MemCellStatus[] },
     page: PageRequest,
   ): Promise<Page<MemCellRecord>> {
-    const queryKey = { tenantId, sessionId, filter };
-    const after = decodePageToken(page.pageToken, queryKey);
-    const rows = await run(this.store, (db) => {
-      let q = db
-        .selectFrom('mem_cells')
-        .selectAll()
-        .where('tenant_id', '=', tenantId)
-        .where('session_id', '=', sessionId);
-      if (filter.statuses?.length) q = q.where('status', 'in', [...filter.statuses]);
-      if (after !== undefined) q = q.where('first_sequence', '>', Number(after));
-      return q
-        .orderBy('first_sequence', 'asc')
-        .limit(page.pageSize + 1)
-        .execute();
+    return keysetPage(this.store, page, {
+      query: { tenantId, sessionId, filter },
+      rows: (db) => {
+        const q = db
+          .selectFrom('mem_cells')
+          .selectAll()
+          .where('tenant_id', '=', tenantId)
+          .where('session_id', '=', sessionId);
+        return filter.statuses?.length ? q.where('status', 'in', [...filter.statuses]) : q;
+      },
+      order: keysetOn('first_sequence', 'asc', Number),
+      toItem: memCellToRecord,
     });
-    return toPage(rows, page.pageSize, (r) => r.first_sequence, memCellToRecord, queryKey);
   }
 
   /** One MemCell of the session, or undefined. */
@@ -694,16 +719,13 @@ export class SessionRepository {
     id: string,
     executor?: Executor,
   ): Promise<MemCellRecord | undefined> {
-    const row = await this.#read(executor, (db) =>
-      db
-        .selectFrom('mem_cells')
-        .selectAll()
-        .where('tenant_id', '=', tenantId)
-        .where('session_id', '=', sessionId)
-        .where('id', '=', id)
-        .executeTakeFirst(),
+    return findOne(
+      this.store,
+      'mem_cells',
+      { tenant_id: tenantId, session_id: sessionId, id },
+      memCellToRecord,
+      executor,
     );
-    return row === undefined ? undefined : memCellToRecord(row);
   }
 
   /**
@@ -718,14 +740,8 @@ export class SessionRepository {
     patch: MemCellStatusPatch,
     now = Date.now(),
   ): Promise<MemCellRecord> {
-    const row = await trx
-      .selectFrom('mem_cells')
-      .selectAll()
-      .where('tenant_id', '=', tenantId)
-      .where('id', '=', id)
-      .executeTakeFirst();
-    if (row === undefined) throw errors.notFound(`memCells/${id}`);
-    const before = memCellToRecord(row);
+    const before = await findOne(this.store, 'mem_cells', { tenant_id: tenantId, id }, memCellToRecord, trx);
+    if (before === undefined) throw errors.notFound(`memCells/${id}`);
     const name = memCellName(before.sessionId, id);
     if (patch.expectedStatus !== undefined && patch.expectedStatus !== before.status)
       throw etagMismatch(name);
@@ -840,7 +856,7 @@ export class SessionRepository {
 
   /** The highest sequence flagged compacted in the session (0 when none is). */
   async compactionMark(tenantId: string, sessionId: string, executor?: Executor): Promise<number> {
-    const row = await this.#read(executor, (db) =>
+    const row = await read(this.store, executor, (db) =>
       db
         .selectFrom('messages')
         .select((eb) => eb.fn.max<number | null>('sequence').as('mark'))
@@ -869,15 +885,7 @@ export class SessionRepository {
       .where('tenant_id', '=', tenantId)
       .where('owner_id', '=', ownerId)
       .execute();
-    const total = { sessions: 0, messages: 0, memCells: 0, sessionStates: 0 };
-    for (const row of rows) {
-      const deleted = await this.#delete(trx, sessionToRecord(row), now);
-      total.sessions += deleted.sessions;
-      total.messages += deleted.messages;
-      total.memCells += deleted.memCells;
-      total.sessionStates += deleted.sessionStates;
-    }
-    return total;
+    return this.#deleteAll(trx, rows, now);
   }
 
   /**
@@ -906,9 +914,19 @@ export class SessionRepository {
       .orderBy('id')
       .limit(options.limit)
       .execute();
+    return this.#deleteAll(trx, rows, now, options.payload);
+  }
+
+  /** Deletes these sessions one by one ({@link #delete}) and adds up what went. */
+  async #deleteAll(
+    trx: Executor,
+    rows: readonly SessionRow[],
+    now: number,
+    payload?: Readonly<Record<string, string | number>>,
+  ): Promise<DeletedSessionCounts> {
     const total = { sessions: 0, messages: 0, memCells: 0, sessionStates: 0 };
     for (const row of rows) {
-      const deleted = await this.#delete(trx, sessionToRecord(row), now, options.payload);
+      const deleted = await this.#delete(trx, sessionToRecord(row), now, payload);
       total.sessions += deleted.sessions;
       total.messages += deleted.messages;
       total.memCells += deleted.memCells;
@@ -971,9 +989,7 @@ export class SessionRepository {
       })),
       { tenantId, aggregate: 'SESSION', aggregateId: id, operation: 'DELETE', payload },
     ];
-    for (let i = 0; i < events.length; i += ROWS_PER_INSERT) {
-      await enqueueOutbox(trx, events.slice(i, i + ROWS_PER_INSERT), now);
-    }
+    for (const batch of batches(events, ROWS_PER_INSERT)) await enqueueOutbox(trx, batch, now);
     return { sessions: Number(result.numDeletedRows), ...counts };
   }
 
@@ -1017,32 +1033,39 @@ export class SessionRepository {
       payload: { sessionId },
     }));
   }
-
-  /** Runs a read on `executor` if given (inside the caller's transaction), else on the store. */
-  async #read<T>(executor: Executor | undefined, fn: (db: Executor) => Promise<T>): Promise<T> {
-    return executor === undefined ? run(this.store, fn) : fn(executor);
-  }
 }
 
-/** Splits message records into INSERT batches bounded by row count and content size. */
-function batches(records: readonly MessageRecord[]): MessageRecord[][] {
-  const result: MessageRecord[][] = [];
-  let current: MessageRecord[] = [];
-  let units = 0;
-  for (const r of records) {
-    if (
-      current.length > 0 &&
-      (current.length >= ROWS_PER_INSERT || units + r.content.length > CONTENT_UNITS_PER_INSERT)
-    ) {
-      result.push(current);
-      current = [];
-      units = 0;
+/**
+ * The order of {@link SessionRepository.list}: latest activity first, then id descending; a page
+ * key is `${activity_at}:${id}`.
+ */
+const BY_ACTIVITY: Keyset<Database, 'sessions', SessionRow> = {
+  orderBy: [
+    ['activity_at', 'desc'],
+    ['id', 'desc'],
+  ],
+  after: (key) => {
+    const [activity, id] = String(key).split(':');
+    const at = Number(activity);
+    if (id === undefined || !Number.isSafeInteger(at)) {
+      throw errors.invalidArgument('PAGE_TOKEN_INVALID', 'page_token is invalid', {
+        field: 'page_token',
+      });
     }
-    current.push(r);
-    units += r.content.length;
-  }
-  if (current.length > 0) result.push(current);
-  return result;
+    return (eb) =>
+      eb.or([eb('activity_at', '<', at), eb.and([eb('activity_at', '=', at), eb('id', '<', id)])]);
+  },
+  keyOf: (row) => `${row.activity_at}:${row.id}`,
+};
+
+/** The first sequence of the session's open tail, as a subquery of a read of its messages. */
+function openFrom(tenantId: string, sessionId: string) {
+  return (eb: ExpressionBuilder<Database, 'messages'>) =>
+    eb
+      .selectFrom('sessions')
+      .select('open_from_sequence')
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', sessionId);
 }
 
 function sessionName(id: string): string {
@@ -1053,140 +1076,70 @@ function memCellName(sessionId: string, id: string): string {
   return `sessions/${sessionId}/memCells/${id}`;
 }
 
-function sessionToRecord(row: SessionRow): SessionRecord {
-  return {
-    id: row.id,
-    tenantId: row.tenant_id,
-    ownerId: row.owner_id,
-    displayName: row.display_name,
-    externalId: optional(row.external_id),
-    languageCode: row.language_code,
-    timeZone: row.time_zone,
-    metadata: fromJson<Record<string, string>>(row.metadata_json) ?? {},
-    status: row.status as SessionStatus,
-    messageCount: row.message_count,
-    lastSequence: row.last_sequence,
-    lastMessageAt: optional(row.last_message_at),
-    openFromSequence: row.open_from_sequence,
-    activityAt: row.activity_at,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    closedAt: optional(row.closed_at),
-    version: row.version,
-  };
-}
+const { toRecord: sessionToRecord, toRow: sessionToRow } = rowCodec<SessionRecord, SessionRow>({
+  id: 'id',
+  tenantId: 'tenant_id',
+  ownerId: 'owner_id',
+  displayName: 'display_name',
+  externalId: ['external_id', nullable<string>()],
+  languageCode: 'language_code',
+  timeZone: 'time_zone',
+  metadata: ['metadata_json', stringMap],
+  status: ['status', enumOf<SessionStatus>()],
+  messageCount: 'message_count',
+  lastSequence: 'last_sequence',
+  lastMessageAt: ['last_message_at', nullable<number>()],
+  openFromSequence: 'open_from_sequence',
+  activityAt: 'activity_at',
+  createdAt: 'created_at',
+  updatedAt: 'updated_at',
+  closedAt: ['closed_at', nullable<number>()],
+  version: 'version',
+});
 
-function sessionToRow(s: SessionRecord): SessionRow {
-  return {
-    id: s.id,
-    tenant_id: s.tenantId,
-    owner_id: s.ownerId,
-    display_name: s.displayName,
-    external_id: s.externalId ?? null,
-    language_code: s.languageCode,
-    time_zone: s.timeZone,
-    metadata_json: toJson(s.metadata),
-    status: s.status,
-    message_count: s.messageCount,
-    last_sequence: s.lastSequence,
-    last_message_at: s.lastMessageAt ?? null,
-    open_from_sequence: s.openFromSequence,
-    activity_at: s.activityAt,
-    created_at: s.createdAt,
-    updated_at: s.updatedAt,
-    closed_at: s.closedAt ?? null,
-    version: s.version,
-  };
-}
+/** Tool calls as JSON, written with exactly their three fields. */
+const toolCallsJson: Codec<readonly ToolCall[], string> = {
+  read: (text) => fromJson<ToolCall[]>(text) ?? [],
+  write: (calls) => toJson(calls.map((c) => ({ id: c.id, name: c.name, argumentsJson: c.argumentsJson }))),
+};
 
-function messageToRecord(row: MessageRow): MessageRecord {
-  return {
-    id: row.id,
-    tenantId: row.tenant_id,
-    sessionId: row.session_id,
-    sequence: row.sequence,
-    role: row.role as MessageRole,
-    content: row.content,
-    participantName: row.participant_name,
-    toolCallId: row.tool_call_id,
-    toolCalls: fromJson<ToolCall[]>(row.tool_calls_json) ?? [],
-    tokenCount: row.token_count,
-    compacted: fromFlag(row.compacted),
-    memCellId: optional(row.mem_cell_id),
-    metadata: fromJson<Record<string, string>>(row.metadata_json) ?? {},
-    occurredAt: row.occurred_at,
-    createdAt: row.created_at,
-  };
-}
+const { toRecord: messageToRecord, toRow: messageToRow } = rowCodec<MessageRecord, MessageRow>({
+  id: 'id',
+  tenantId: 'tenant_id',
+  sessionId: 'session_id',
+  sequence: 'sequence',
+  role: ['role', enumOf<MessageRole>()],
+  content: 'content',
+  participantName: 'participant_name',
+  toolCallId: 'tool_call_id',
+  toolCalls: ['tool_calls_json', toolCallsJson],
+  tokenCount: 'token_count',
+  compacted: ['compacted', flag],
+  memCellId: ['mem_cell_id', nullable<string>()],
+  metadata: ['metadata_json', stringMap],
+  occurredAt: 'occurred_at',
+  createdAt: 'created_at',
+});
 
-function messageToRow(m: MessageRecord): MessageRow {
-  return {
-    id: m.id,
-    tenant_id: m.tenantId,
-    session_id: m.sessionId,
-    sequence: m.sequence,
-    role: m.role,
-    content: m.content,
-    participant_name: m.participantName,
-    tool_call_id: m.toolCallId,
-    tool_calls_json: toJson(
-      m.toolCalls.map((c) => ({ id: c.id, name: c.name, argumentsJson: c.argumentsJson })),
-    ),
-    token_count: m.tokenCount,
-    compacted: toFlag(m.compacted),
-    mem_cell_id: m.memCellId ?? null,
-    metadata_json: toJson(m.metadata),
-    occurred_at: m.occurredAt,
-    created_at: m.createdAt,
-  };
-}
-
-function memCellToRecord(row: MemCellRow): MemCellRecord {
-  return {
-    id: row.id,
-    tenantId: row.tenant_id,
-    sessionId: row.session_id,
-    firstSequence: row.first_sequence,
-    lastSequence: row.last_sequence,
-    messageCount: row.message_count,
-    tokenCount: row.token_count,
-    reason: row.reason as BoundaryReason,
-    status: row.status as MemCellStatus,
-    attempts: row.attempts,
-    extractionJobId: optional(row.extraction_job_id),
-    lastError: row.last_error,
-    lastErrorReason: row.last_error_reason,
-    boundaryNote: row.boundary_note,
-    nextAttemptAt: optional(row.next_attempt_at),
-    openedAt: row.opened_at,
-    lastMessageAt: row.last_message_at,
-    closedAt: row.closed_at,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
-
-function memCellToRow(c: MemCellRecord): MemCellRow {
-  return {
-    id: c.id,
-    tenant_id: c.tenantId,
-    session_id: c.sessionId,
-    first_sequence: c.firstSequence,
-    last_sequence: c.lastSequence,
-    message_count: c.messageCount,
-    token_count: c.tokenCount,
-    reason: c.reason,
-    status: c.status,
-    attempts: c.attempts,
-    extraction_job_id: c.extractionJobId ?? null,
-    last_error: c.lastError.slice(0, 1024),
-    last_error_reason: c.lastErrorReason,
-    boundary_note: c.boundaryNote,
-    next_attempt_at: c.nextAttemptAt ?? null,
-    opened_at: c.openedAt,
-    last_message_at: c.lastMessageAt,
-    closed_at: c.closedAt,
-    created_at: c.createdAt,
-    updated_at: c.updatedAt,
-  };
-}
+const { toRecord: memCellToRecord, toRow: memCellToRow } = rowCodec<MemCellRecord, MemCellRow>({
+  id: 'id',
+  tenantId: 'tenant_id',
+  sessionId: 'session_id',
+  firstSequence: 'first_sequence',
+  lastSequence: 'last_sequence',
+  messageCount: 'message_count',
+  tokenCount: 'token_count',
+  reason: ['reason', enumOf<BoundaryReason>()],
+  status: ['status', enumOf<MemCellStatus>()],
+  attempts: 'attempts',
+  extractionJobId: ['extraction_job_id', nullable<string>()],
+  lastError: ['last_error', clipped(1024)],
+  lastErrorReason: 'last_error_reason',
+  boundaryNote: 'boundary_note',
+  nextAttemptAt: ['next_attempt_at', nullable<number>()],
+  openedAt: 'opened_at',
+  lastMessageAt: 'last_message_at',
+  closedAt: 'closed_at',
+  createdAt: 'created_at',
+  updatedAt: 'updated_at',
+});

@@ -30,3 +30,15 @@ export async function run<T>(store: Store, fn: (db: Kysely<Database>) => Promise
     throw mapDatabaseError(error, store.dialect);
   }
 }
+
+/**
+ * Runs a read on `executor` when one is given (inside the caller's transaction, which maps its
+ * errors), else on the store with driver errors mapped ({@link run}).
+ */
+export async function read<T>(
+  store: Store,
+  executor: Executor | undefined,
+  fn: (db: Executor) => Promise<T>,
+): Promise<T> {
+  return executor === undefined ? run(store, fn) : fn(executor);
+}

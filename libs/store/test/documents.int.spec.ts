@@ -1,6 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Code } from '@connectrpc/connect';
-import { EngramError } from '@engram/errors';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import {
   DocumentRepository,
   inTransaction,
@@ -10,7 +9,7 @@ import {
   type Store,
   type Viewer,
 } from '../src/index.js';
-import { dialects, thrown } from './harness.js';
+import { code, countRows, dialects, reason, thrown, useStore } from './harness.js';
 
 const HASH_A = 'a'.repeat(64);
 
@@ -51,22 +50,6 @@ function chunk(ordinal: number, overrides: Partial<NewChunk> = {}): NewChunk {
   };
 }
 
-function code(error: unknown): Code | undefined {
-  return error instanceof EngramError ? error.code : undefined;
-}
-
-function reason(error: unknown): string | undefined {
-  return error instanceof EngramError ? error.reason : undefined;
-}
-
-async function countRows(store: Store, table: 'outbox' | 'documents' | 'chunks'): Promise<number> {
-  const row = await store.db
-    .selectFrom(table)
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .executeTakeFirstOrThrow();
-  return row.n;
-}
-
 /** Outbox rows about these aggregates, oldest first, as [kind, id, operation, payload]. */
 async function outboxFor(store: Store, ids: readonly string[]): Promise<[string, string, string, unknown][]> {
   if (ids.length === 0) return [];
@@ -81,7 +64,6 @@ async function outboxFor(store: Store, ids: readonly string[]): Promise<[string,
 
 describe.each(dialects)('DocumentRepository on $name', (dialect) => {
   let store: Store;
-  let dispose: () => Promise<void>;
   let documents: DocumentRepository;
 
   const create = (input: NewDocument, chunks: readonly NewChunk[] = []) =>
@@ -91,12 +73,9 @@ describe.each(dialects)('DocumentRepository on $name', (dialect) => {
       return created;
     });
 
-  beforeAll(async () => {
-    ({ store, dispose } = await dialect.open());
-    documents = new DocumentRepository(store);
-  });
-  afterAll(async () => {
-    await dispose();
+  useStore(dialect, (opened) => {
+    store = opened;
+    documents = new DocumentRepository(opened);
   });
 
   it('round-trips a document and its chunks, including Chinese, emoji and 4-byte characters', async () => {

@@ -1,6 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Code } from '@connectrpc/connect';
-import { EngramError } from '@engram/errors';
+import { describe, expect, it } from '@jest/globals';
 import {
   ExtractionJobRepository,
   inTransaction,
@@ -9,27 +8,15 @@ import {
   type NewExtractionJob,
   type Store,
 } from '../src/index.js';
-import { dialects, thrown } from './harness.js';
-
-function code(error: unknown): Code | undefined {
-  return error instanceof EngramError ? error.code : undefined;
-}
-
-function reason(error: unknown): string | undefined {
-  return error instanceof EngramError ? error.reason : undefined;
-}
+import { code, countRows, dialects, reason, thrown, useStore } from './harness.js';
 
 describe.each(dialects)('ExtractionJobRepository on $name', (dialect) => {
   let store: Store;
-  let dispose: () => Promise<void>;
   let jobs: ExtractionJobRepository;
 
-  beforeAll(async () => {
-    ({ store, dispose } = await dialect.open());
-    jobs = new ExtractionJobRepository(store);
-  });
-  afterAll(async () => {
-    await dispose();
+  useStore(dialect, (opened) => {
+    store = opened;
+    jobs = new ExtractionJobRepository(opened);
   });
 
   const create = (input: Partial<NewExtractionJob> & { tenantId: string }, now?: number) =>
@@ -46,14 +33,7 @@ describe.each(dialects)('ExtractionJobRepository on $name', (dialect) => {
         now,
       ),
     );
-  const countJobs = async (tenantId: string) =>
-    (
-      await store.db
-        .selectFrom('extraction_jobs')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('tenant_id', '=', tenantId)
-        .executeTakeFirstOrThrow()
-    ).n;
+  const countJobs = (tenantId: string) => countRows(store, 'extraction_jobs', { tenant_id: tenantId });
 
   it('creates a PENDING job with defaults and reads it back unchanged', async () => {
     const memCellId = newId();

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { encodeTime } from 'ulid';
 import { EngramError } from '@engram/errors';
 import {
@@ -20,7 +20,7 @@ import {
   type NewMemory,
   type Store,
 } from '../src/index.js';
-import { dialects, thrown } from './harness.js';
+import { dialects, thrown, useStore } from './harness.js';
 
 const HASH = 'a'.repeat(64);
 
@@ -81,23 +81,19 @@ async function outbox(store: Store, tenantId: string) {
 
 describe.each(dialects)('forgetting a subject on $name', (dialect) => {
   let store: Store;
-  let dispose: () => Promise<void>;
   let receipts: ForgetReceiptRepository;
   let memories: MemoryRepository;
   let documents: DocumentRepository;
   let sessions: SessionRepository;
   let jobs: ExtractionJobRepository;
 
-  beforeAll(async () => {
-    ({ store, dispose } = await dialect.open());
-    receipts = new ForgetReceiptRepository(store);
-    memories = new MemoryRepository(store);
-    documents = new DocumentRepository(store);
-    sessions = new SessionRepository(store);
-    jobs = new ExtractionJobRepository(store);
-  });
-  afterAll(async () => {
-    await dispose();
+  useStore(dialect, (opened) => {
+    store = opened;
+    receipts = new ForgetReceiptRepository(opened);
+    memories = new MemoryRepository(opened);
+    documents = new DocumentRepository(opened);
+    sessions = new SessionRepository(opened);
+    jobs = new ExtractionJobRepository(opened);
   });
 
   const receipt = (tenantId: string, subject: string, requestedBy = subject, now?: number) =>

@@ -2,8 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Code } from '@connectrpc/connect';
+import { afterAll, beforeAll } from '@jest/globals';
+import type { Kysely } from 'kysely';
 import { createConnection } from 'mysql2/promise';
-import { migrateToLatest, openStore, type Store } from '../src/index.js';
+import { EngramError } from '@engram/errors';
+import { migrateToLatest, openStore, type Database, type Store } from '../src/index.js';
 
 /** A source of truth under test: a fresh, migrated database and how to throw it away. */
 export interface TestStore {
@@ -87,4 +91,44 @@ export async function thrown(fn: () => Promise<unknown>): Promise<unknown> {
     return error;
   }
   throw new Error('expected an error');
+}
+
+/**
+ * A fresh, migrated store of `dialect` for the tests of the enclosing `describe`: opened before
+ * they run and handed to `opened` (which builds the repositories under test), disposed of after.
+ */
+export function useStore(dialect: TestDialect, opened: (store: Store) => void): void {
+  let dispose: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    const test = await dialect.open();
+    dispose = test.dispose;
+    opened(test.store);
+  });
+  afterAll(async () => {
+    await dispose?.();
+  });
+}
+
+/** The gRPC code of an {@link EngramError}; undefined for anything else. */
+export function code(error: unknown): Code | undefined {
+  return error instanceof EngramError ? error.code : undefined;
+}
+
+/** The ErrorInfo reason of an {@link EngramError}; undefined for anything else. */
+export function reason(error: unknown): string | undefined {
+  return error instanceof EngramError ? error.reason : undefined;
+}
+
+/** How many rows of `table` have the column values of `match` (all of them by default). */
+export async function countRows(
+  store: Store,
+  table: keyof Database,
+  match: Readonly<Record<string, string>> = {},
+): Promise<number> {
+  // Any table: `match` names its columns, which Kysely's types cannot check for a variable table.
+  let q = (store.db as unknown as Kysely<Record<string, Record<string, unknown>>>)
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll<number>().as('n'));
+  for (const [column, value] of Object.entries(match)) q = q.where(column, '=', value);
+  return (await q.executeTakeFirstOrThrow()).n;
 }

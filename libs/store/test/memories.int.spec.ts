@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Code } from '@connectrpc/connect';
-import { EngramError } from '@engram/errors';
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import type { EngramError } from '@engram/errors';
 import {
   MemoryRepository,
   inTransaction,
@@ -10,7 +10,7 @@ import {
   type Store,
   type Viewer,
 } from '../src/index.js';
-import { dialects, thrown } from './harness.js';
+import { code, countRows, dialects, thrown, useStore } from './harness.js';
 
 const created: RevisionInput = { action: 'CREATE', actorKind: 'USER', actorId: 'alice' };
 
@@ -35,29 +35,13 @@ function memory(overrides: Partial<NewMemory> = {}): NewMemory {
   };
 }
 
-function code(error: unknown): Code | undefined {
-  return error instanceof EngramError ? error.code : undefined;
-}
-
-async function countRows(store: Store, table: 'outbox' | 'memory_revisions' | 'memories'): Promise<number> {
-  const row = await store.db
-    .selectFrom(table)
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .executeTakeFirstOrThrow();
-  return row.n;
-}
-
 describe.each(dialects)('MemoryRepository on $name', (dialect) => {
   let store: Store;
-  let dispose: () => Promise<void>;
   let memories: MemoryRepository;
 
-  beforeAll(async () => {
-    ({ store, dispose } = await dialect.open());
-    memories = new MemoryRepository(store);
-  });
-  afterAll(async () => {
-    await dispose();
+  useStore(dialect, (opened) => {
+    store = opened;
+    memories = new MemoryRepository(opened);
   });
 
   it('round-trips every field, including Chinese, emoji and 4-byte characters', async () => {

@@ -1,22 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Code } from '@connectrpc/connect';
+import { describe, expect, it } from '@jest/globals';
 import { EngramError } from '@engram/errors';
 import { ReindexJobRepository, failStaleReindexJobs, inTransaction, type Store } from '../src/index.js';
-import { dialects, thrown } from './harness.js';
+import { dialects, thrown, useStore } from './harness.js';
 
 const spec = { creator: 'root', embeddingModel: 'm', embeddingDimensions: 4 };
 
 describe.each(dialects)('ReindexJobRepository on $name', (dialect) => {
   let store: Store;
-  let dispose: () => Promise<void>;
   let jobs: ReindexJobRepository;
 
-  beforeAll(async () => {
-    ({ store, dispose } = await dialect.open());
-    jobs = new ReindexJobRepository(store);
-  });
-  afterAll(async () => {
-    await dispose();
+  useStore(dialect, (opened) => {
+    store = opened;
+    jobs = new ReindexJobRepository(opened);
   });
 
   it('refuses a second active job of the tenant over the same kinds, naming the first', async () => {

@@ -1,6 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Code } from '@connectrpc/connect';
-import { EngramError } from '@engram/errors';
+import { describe, expect, it } from '@jest/globals';
 import {
   SessionRepository,
   SessionStateRepository,
@@ -9,15 +8,7 @@ import {
   type SessionStateInput,
   type Store,
 } from '../src/index.js';
-import { dialects, thrown } from './harness.js';
-
-function code(error: unknown): Code | undefined {
-  return error instanceof EngramError ? error.code : undefined;
-}
-
-function reason(error: unknown): string | undefined {
-  return error instanceof EngramError ? error.reason : undefined;
-}
+import { code, countRows, dialects, reason, thrown, useStore } from './harness.js';
 
 const state = (overrides: Partial<SessionStateInput> = {}): SessionStateInput => ({
   summary: '',
@@ -30,17 +21,13 @@ const state = (overrides: Partial<SessionStateInput> = {}): SessionStateInput =>
 
 describe.each(dialects)('SessionStateRepository on $name', (dialect) => {
   let store: Store;
-  let dispose: () => Promise<void>;
   let sessions: SessionRepository;
   let states: SessionStateRepository;
 
-  beforeAll(async () => {
-    ({ store, dispose } = await dialect.open());
-    sessions = new SessionRepository(store);
-    states = new SessionStateRepository(store);
-  });
-  afterAll(async () => {
-    await dispose();
+  useStore(dialect, (opened) => {
+    store = opened;
+    sessions = new SessionRepository(opened);
+    states = new SessionStateRepository(opened);
   });
 
   const newSession = (tenantId = 't1'): Promise<SessionRecord> =>
@@ -49,14 +36,7 @@ describe.each(dialects)('SessionStateRepository on $name', (dialect) => {
     inTransaction(store, (trx) =>
       states.save(trx, session.tenantId, session.id, expectedVersion, input, now),
     );
-  const rows = async (sessionId: string) =>
-    (
-      await store.db
-        .selectFrom('session_states')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('session_id', '=', sessionId)
-        .executeTakeFirstOrThrow()
-    ).n;
+  const rows = (sessionId: string) => countRows(store, 'session_states', { session_id: sessionId });
 
   it('reads the empty state, version 0, for a session never written', async () => {
     const session = await newSession();

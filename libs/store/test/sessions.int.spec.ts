@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Code } from '@connectrpc/connect';
-import { EngramError } from '@engram/errors';
+import { describe, expect, it } from '@jest/globals';
+import type { EngramError } from '@engram/errors';
 import {
   SessionRepository,
   SessionStateRepository,
@@ -12,15 +12,7 @@ import {
   type SessionRecord,
   type Store,
 } from '../src/index.js';
-import { dialects, thrown } from './harness.js';
-
-function code(error: unknown): Code | undefined {
-  return error instanceof EngramError ? error.code : undefined;
-}
-
-function reason(error: unknown): string | undefined {
-  return error instanceof EngramError ? error.reason : undefined;
-}
+import { code, countRows, dialects, reason, thrown, useStore } from './harness.js';
 
 const user = (content: string, extra: Partial<NewMessage> = {}): NewMessage => ({
   role: 'USER',
@@ -37,15 +29,11 @@ const assistant = (content: string, extra: Partial<NewMessage> = {}): NewMessage
 
 describe.each(dialects)('SessionRepository on $name', (dialect) => {
   let store: Store;
-  let dispose: () => Promise<void>;
   let sessions: SessionRepository;
 
-  beforeAll(async () => {
-    ({ store, dispose } = await dialect.open());
-    sessions = new SessionRepository(store);
-  });
-  afterAll(async () => {
-    await dispose();
+  useStore(dialect, (opened) => {
+    store = opened;
+    sessions = new SessionRepository(opened);
   });
 
   const create = (input: Partial<NewSession> & { tenantId: string }, now?: number) =>
@@ -66,17 +54,10 @@ describe.each(dialects)('SessionRepository on $name', (dialect) => {
   };
 
   /** Rows of one tenant in a table (tenants isolate the tests from each other). */
-  const count = async (
+  const count = (
     table: 'sessions' | 'messages' | 'mem_cells' | 'session_states' | 'outbox',
     tenantId: string,
-  ): Promise<number> => {
-    const row = await store.db
-      .selectFrom(table)
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('tenant_id', '=', tenantId)
-      .executeTakeFirstOrThrow();
-    return row.n;
-  };
+  ): Promise<number> => countRows(store, table, { tenant_id: tenantId });
   const outboxOf = async (tenantId: string) =>
     (
       await store.db

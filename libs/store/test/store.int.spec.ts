@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Code } from '@connectrpc/connect';
-import { EngramError } from '@engram/errors';
+import { describe, expect, it } from '@jest/globals';
+import type { EngramError } from '@engram/errors';
 import {
   OutboxRepository,
   enqueueOutbox,
@@ -14,33 +14,15 @@ import {
   type RequestKey,
   type Store,
 } from '../src/index.js';
-import { dialects, thrown } from './harness.js';
-
-function code(error: unknown): Code | undefined {
-  return error instanceof EngramError ? error.code : undefined;
-}
+import { code, countRows, dialects, thrown, useStore } from './harness.js';
 
 describe.each(dialects)('the source of truth on $name', (dialect) => {
   let store: Store;
-  let dispose: () => Promise<void>;
 
-  beforeAll(async () => {
-    ({ store, dispose } = await dialect.open());
+  useStore(dialect, (opened) => {
+    store = opened;
   });
-  afterAll(async () => {
-    await dispose();
-  });
-  const countOutbox = () =>
-    run(
-      store,
-      async (db) =>
-        (
-          await db
-            .selectFrom('outbox')
-            .select((eb) => eb.fn.countAll<number>().as('n'))
-            .executeTakeFirstOrThrow()
-        ).n,
-    );
+  const countOutbox = () => countRows(store, 'outbox');
 
   describe('migrations', () => {
     it('are recorded, and applying them again on a migrated database changes nothing', async () => {

@@ -3,7 +3,7 @@
  * the libraries that report their own work (model calls, embedding batches). One registry per
  * process; log lines carry the active span's ids and never contents.
  */
-export { createLogger, type Logger } from './logger.js';
+export { createLogger, resolveLogFormat, type LogFormat, type Logger } from './logger.js';
 export {
   embeddingMetrics,
   grpcCodeName,

@@ -19,3 +19,5 @@ export type {
 } from './port.js';
 export { createQdrantStore, type QdrantStoreOptions } from './qdrant-store.js';
 export { createEmbeddedStore, type EmbeddedStoreOptions } from './embedded-store.js';
+// The Qdrant filter translation, for the index benchmark's raw-client baseline (bench/index-bench.ts).
+export { toQdrantFilter } from './qdrant-filter.js';

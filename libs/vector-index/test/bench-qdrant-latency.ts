@@ -11,9 +11,9 @@
  */
 import http from 'node:http';
 import { QdrantClient } from '@qdrant/js-client-rest';
+import { startQdrant } from '@engram/testing';
 import { createQdrantStore, pointId, type Point } from '../src/index.js';
 import { QdrantHttp } from '../src/qdrant-http.js';
-import { startQdrant } from './qdrant-harness.js';
 
 const POINTS = Number(process.argv[2] ?? 10_000);
 const QUERIES = Number(process.argv[3] ?? 200);

@@ -1,5 +1,6 @@
 import { Code } from '@connectrpc/connect';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { choices, seededRandom } from '@engram/testing';
 import { pointMatchesFilter } from '../src/filter-semantics.js';
 import type {
   CollectionSpec,
@@ -42,20 +43,9 @@ export interface OpenedStore {
 
 const DIMS = 8;
 const SPEC: CollectionSpec = { model: 'contract-model@1', dimensions: DIMS };
-const NOW = 1_800_000_000_000;
-const HOUR = 3_600_000;
-
-/** A small deterministic PRNG (mulberry32), so failures reproduce. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
+/** The fixed "now" of the fixtures (2027-01-15T08:00:00Z), and an hour. */
+export const NOW = 1_800_000_000_000;
+export const HOUR = 3_600_000;
 
 /** `values` scaled to unit length. */
 export function unit(values: readonly number[]): number[] {
@@ -84,7 +74,8 @@ function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
 
 const NO_TERMS: SparseVector = { indices: [], values: [] };
 
-function basePayload(sourceId: string, overrides: Partial<PointPayload> = {}): PointPayload {
+/** A MEMORY of `sourceId`: tenant t1, SELF scope of u1, ACTIVE, created an hour before NOW; `overrides` applied. */
+export function basePayload(sourceId: string, overrides: Partial<PointPayload> = {}): PointPayload {
   return {
     tenantId: 't1',
     kind: 'MEMORY',
@@ -110,8 +101,8 @@ function point(
 
 /** A varied fixture: two tenants, three owners, two orgs, all kinds, optional fields present or not. */
 function fixture(count: number, seed: number): Point[] {
-  const random = prng(seed);
-  const pick = <T>(values: readonly T[]): T => values[Math.floor(random() * values.length)] as T;
+  const random = seededRandom(seed);
+  const { pick } = choices(random);
   const points: Point[] = [];
   for (let i = 0; i < count; i++) {
     const kind = pick<ItemKind>(['MEMORY', 'MEMORY', 'CHUNK', 'ROUND']);
@@ -225,7 +216,7 @@ export function vectorIndexContract(name: string, open: () => Promise<OpenedStor
 
       it('is idempotent: a second call with the same spec keeps the points', async () => {
         const index = await freshIndex('idem');
-        await index.upsert([point('a', randomUnit(prng(1)))]);
+        await index.upsert([point('a', randomUnit(seededRandom(1)))]);
         await index.ensureCollection(SPEC);
         await index.ensureCollection({ ...SPEC });
         expect(await index.count()).toBe(1);
@@ -250,7 +241,7 @@ export function vectorIndexContract(name: string, open: () => Promise<OpenedStor
 
       it('deleteCollection removes the collection and its points', async () => {
         const index = await freshIndex('drop');
-        await index.upsert([point('a', randomUnit(prng(2)))]);
+        await index.upsert([point('a', randomUnit(seededRandom(2)))]);
         await store().deleteCollection(index.name);
         expect(await store().listCollections()).not.toContain(index.name);
         expect(await index.spec()).toBeUndefined();
@@ -262,7 +253,7 @@ export function vectorIndexContract(name: string, open: () => Promise<OpenedStor
     describe('upsert and fetch', () => {
       it('round-trips payloads and both vectors', async () => {
         const index = await freshIndex('roundtrip');
-        const random = prng(3);
+        const random = seededRandom(3);
         const full = point(
           'full',
           randomUnit(random),
@@ -309,7 +300,7 @@ export function vectorIndexContract(name: string, open: () => Promise<OpenedStor
 
       it('fetch leaves out unknown ids and returns payloads without vectors when not asked', async () => {
         const index = await freshIndex('fetch');
-        const a = point('a', randomUnit(prng(4)));
+        const a = point('a', randomUnit(seededRandom(4)));
         await index.upsert([a]);
         const unknown = pointId('MEMORY', 'never-written');
         const fetched = await index.fetch([unknown, a.id]);
@@ -321,7 +312,7 @@ export function vectorIndexContract(name: string, open: () => Promise<OpenedStor
 
       it('stores sourceUpdatedAt and returns it from fetch, scroll and both searches', async () => {
         const index = await freshIndex('source-updated');
-        const random = prng(8);
+        const random = seededRandom(8);
         const query = randomUnit(random);
         const terms: SparseVector = { indices: [9], values: [1] };
         const stamped = point('stamped', query, { sourceUpdatedAt: NOW - 123 }, terms);
@@ -352,7 +343,7 @@ export function vectorIndexContract(name: string, open: () => Promise<OpenedStor
 
       it('is idempotent by id: writing a point twice keeps one point with the last payload', async () => {
         const index = await freshIndex('upsert-idem');
-        const random = prng(5);
+        const random = seededRandom(5);
         const first = point('same', randomUnit(random), { status: 'ACTIVE' });
         const second = point('same', randomUnit(random), { status: 'ARCHIVED' });
         await index.upsert([first]);
@@ -382,7 +373,7 @@ export function vectorIndexContract(name: string, open: () => Promise<OpenedStor
 
       it('rejects a dense vector of the wrong dimension and writes nothing of that call', async () => {
         const index = await freshIndex('dims');
-        const random = prng(7);
+        const random = seededRandom(7);
         const good = point('good', randomUnit(random));
         const bad = point('bad', randomUnit(random, DIMS + 1));
         await expect(index.upsert([good, bad])).rejects.toMatchObject({
@@ -409,7 +400,7 @@ export function vectorIndexContract(name: string, open: () => Promise<OpenedStor
       });
 
       it('returns the exact cosine order within the filter', async () => {
-        const random = prng(12);
+        const random = seededRandom(12);
         const filters: IndexFilter[] = [
           { tenantId: 't1' },
           { tenantId: 't2' },
@@ -428,7 +419,7 @@ export function vectorIndexContract(name: string, open: () => Promise<OpenedStor
       });
 
       it('returns the payload of each hit and respects the limit', async () => {
-        const query = randomUnit(prng(13));
+        const query = randomUnit(seededRandom(13));
         const results = await index.searchDense(query, { tenantId: 't1' }, 3);
         expect(results).toHaveLength(3);
         for (const r of results) expect(r.payload).toEqual(points.find((p) => p.id === r.id)?.payload);
@@ -437,14 +428,14 @@ export function vectorIndexContract(name: string, open: () => Promise<OpenedStor
       });
 
       it('accepts a Float32Array query', async () => {
-        const query = randomUnit(prng(14));
+        const query = randomUnit(seededRandom(14));
         const results = await index.searchDense(new Float32Array(query), { tenantId: 't1' }, 5);
         expect(ids(results)).toEqual(ids(expectedDense(points, query, { tenantId: 't1' }, 5)));
       });
 
       it('does not lose results under a selective filter (filtering happens before the top-k cut)', async () => {
         const selective = await freshIndex('selective');
-        const random = prng(15);
+        const random = seededRandom(15);
         const query = randomUnit(random);
         // 2,000 points of other owners almost identical to the query…
         const crowd: Point[] = [];
@@ -477,20 +468,20 @@ export function vectorIndexContract(name: string, open: () => Promise<OpenedStor
         const RARE = 3;
         const OTHER = 4;
         const docs: Point[] = [
-          point('s0', randomUnit(prng(20)), {}, { indices: [COMMON, RARE], values: [1, 1] }),
-          point('s1', randomUnit(prng(21)), {}, { indices: [COMMON, MEDIUM], values: [2, 1] }),
-          point('s2', randomUnit(prng(22)), {}, { indices: [COMMON], values: [3] }),
-          point('s3', randomUnit(prng(23)), {}, { indices: [MEDIUM, OTHER], values: [0.5, 1] }),
-          point('s4', randomUnit(prng(24)), {}, { indices: [OTHER], values: [1] }),
-          point('s5', randomUnit(prng(25)), {}, NO_TERMS),
+          point('s0', randomUnit(seededRandom(20)), {}, { indices: [COMMON, RARE], values: [1, 1] }),
+          point('s1', randomUnit(seededRandom(21)), {}, { indices: [COMMON, MEDIUM], values: [2, 1] }),
+          point('s2', randomUnit(seededRandom(22)), {}, { indices: [COMMON], values: [3] }),
+          point('s3', randomUnit(seededRandom(23)), {}, { indices: [MEDIUM, OTHER], values: [0.5, 1] }),
+          point('s4', randomUnit(seededRandom(24)), {}, { indices: [OTHER], values: [1] }),
+          point('s5', randomUnit(seededRandom(25)), {}, NO_TERMS),
           // Other tenants' points count in the statistics but never appear in t1's results.
           point(
             'x0',
-            randomUnit(prng(26)),
+            randomUnit(seededRandom(26)),
             { tenantId: 't2' },
             { indices: [COMMON, MEDIUM], values: [1, 1] },
           ),
-          point('x1', randomUnit(prng(27)), { tenantId: 't2' }, { indices: [COMMON], values: [1] }),
+          point('x1', randomUnit(seededRandom(27)), { tenantId: 't2' }, { indices: [COMMON], values: [1] }),
         ];
         await index.upsert(docs);
 
@@ -521,12 +512,12 @@ export function vectorIndexContract(name: string, open: () => Promise<OpenedStor
       it('weighs a rare term above a common one', async () => {
         const index = await freshIndex('rare');
         const docs = [
-          point('common-only', randomUnit(prng(30)), {}, { indices: [10], values: [1] }),
-          point('rare-only', randomUnit(prng(31)), {}, { indices: [11], values: [1] }),
+          point('common-only', randomUnit(seededRandom(30)), {}, { indices: [10], values: [1] }),
+          point('rare-only', randomUnit(seededRandom(31)), {}, { indices: [11], values: [1] }),
           ...Array.from({ length: 8 }, (_, i) =>
             point(
               `filler${i}`,
-              randomUnit(prng(40 + i)),
+              randomUnit(seededRandom(40 + i)),
               { tenantId: 't2' },
               { indices: [10, 12], values: [1, 1] },
             ),
@@ -545,8 +536,8 @@ export function vectorIndexContract(name: string, open: () => Promise<OpenedStor
       it('applies filters and returns nothing for an empty query', async () => {
         const index = await freshIndex('sparse-filter');
         const docs = [
-          point('mine', randomUnit(prng(50)), { ownerId: 'u1' }, { indices: [5], values: [1] }),
-          point('theirs', randomUnit(prng(51)), { ownerId: 'u2' }, { indices: [5], values: [2] }),
+          point('mine', randomUnit(seededRandom(50)), { ownerId: 'u1' }, { indices: [5], values: [1] }),
+          point('theirs', randomUnit(seededRandom(51)), { ownerId: 'u2' }, { indices: [5], values: [2] }),
         ];
         await index.upsert(docs);
         const filter: IndexFilter = {
@@ -562,7 +553,7 @@ export function vectorIndexContract(name: string, open: () => Promise<OpenedStor
 
     describe('filters', () => {
       const points = fixture(240, 60);
-      const query = randomUnit(prng(61));
+      const query = randomUnit(seededRandom(61));
       let index: VectorIndex;
       beforeAll(async () => {
         index = await freshIndex('filters');
@@ -845,7 +836,7 @@ export function vectorIndexContract(name: string, open: () => Promise<OpenedStor
       it('reads and writes the target of an alias, and swaps it atomically', async () => {
         const first = await freshIndex('alias-a');
         const second = await freshIndex('alias-b');
-        const query = randomUnit(prng(80));
+        const query = randomUnit(seededRandom(80));
         const one = point('one', query);
         const two = point('two', query);
         await first.upsert([one]);

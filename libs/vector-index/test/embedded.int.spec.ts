@@ -4,13 +4,13 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Code } from '@connectrpc/connect';
-import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, describe, expect, it } from '@jest/globals';
+import BetterSqlite3 from 'better-sqlite3';
 import fc from 'fast-check';
+import { seededRandom, startQdrant } from '@engram/testing';
 import { createEmbeddedStore, EMBEDDED_INDEX_FILE } from '../src/embedded-store.js';
 import { pointMatchesFilter } from '../src/filter-semantics.js';
 import { pointId } from '../src/point-id.js';
-import { createQdrantStore } from '../src/qdrant-store.js';
 import type {
   IndexFilter,
   ItemKind,
@@ -21,8 +21,8 @@ import type {
   SparseVector,
   VectorStore,
 } from '../src/port.js';
-import { prng, randomUnit, unit, vectorIndexContract } from './contract.js';
-import { startQdrant } from './qdrant-harness.js';
+import { createQdrantStore } from '../src/qdrant-store.js';
+import { basePayload, HOUR, NOW, randomUnit, unit, vectorIndexContract } from './contract.js';
 
 const directories: string[] = [];
 
@@ -46,22 +46,9 @@ vectorIndexContract('embedded', async () => {
 // Fixtures and the brute-force reference
 // ---------------------------------------------------------------------------------------------
 
-const NOW = 1_800_000_000_000;
-const HOUR = 3_600_000;
-
-function payload(sourceId: string, overrides: Partial<PointPayload> = {}): PointPayload {
-  return {
-    tenantId: 't1',
-    kind: 'MEMORY',
-    sourceId,
-    scope: 'SELF',
-    ownerId: 'u1',
-    orgId: '',
-    status: 'ACTIVE',
-    createdAt: NOW,
-    ...overrides,
-  };
-}
+/** The contract's base payload, created at NOW. */
+const payload = (sourceId: string, overrides: Partial<PointPayload> = {}): PointPayload =>
+  basePayload(sourceId, { createdAt: NOW, ...overrides });
 
 function point(
   id: string,
@@ -341,7 +328,7 @@ describe('EmbeddedStore', () => {
       const store = createEmbeddedStore({ path: freshPath() });
       const index = store.index('churn');
       await index.ensureCollection(SPEC);
-      const random = prng(99);
+      const random = seededRandom(99);
       const live = new Map<string, Point>();
       const make = (i: number) =>
         point(
@@ -405,7 +392,7 @@ describe('EmbeddedStore', () => {
       const store = createEmbeddedStore({ path: freshPath() });
       const index = store.index('selective');
       await index.ensureCollection({ model: 'm', dimensions: 16 });
-      const random = prng(7);
+      const random = seededRandom(7);
       const query = randomUnit(random, 16);
       const crowd = Array.from({ length: 20_000 }, (_, i) =>
         point(
@@ -440,7 +427,7 @@ describe('EmbeddedStore', () => {
   describe('persistence', () => {
     it('keeps collections, aliases, points, replacements and deletes across close and reopen', async () => {
       const path = freshPath();
-      const random = prng(3);
+      const random = seededRandom(3);
       const points = Array.from({ length: 300 }, (_, i) =>
         point(
           `p${i}`,
@@ -632,7 +619,7 @@ describe('EmbeddedStore', () => {
       try {
         const dims = 16;
         const spec = { model: 'parity', dimensions: dims };
-        const random = prng(2025);
+        const random = seededRandom(2025);
         // Random payloads and sparse vectors from the property generators; UUID ids for Qdrant.
         const points = fc
           .sample(pointsArb(dims), { numRuns: 1, seed: 41 })

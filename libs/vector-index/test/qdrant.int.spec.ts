@@ -2,9 +2,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Code } from '@connectrpc/connect';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { startQdrant, type RunningQdrant } from '@engram/testing';
 import { createQdrantStore, pointId, type Point, type VectorStore } from '../src/index.js';
-import { vectorIndexContract } from './contract.js';
-import { startQdrant, type RunningQdrant } from './qdrant-harness.js';
+import { basePayload, vectorIndexContract } from './contract.js';
 
 // One Qdrant for this file, started before any suite opens a store.
 let qdrant: RunningQdrant | undefined;
@@ -44,16 +44,7 @@ function unitPoint(sourceId: string, dims: number, seed: number): Point {
     id: pointId('MEMORY', sourceId),
     dense,
     sparse: { indices: [seed % 50, 100 + (seed % 7)], values: [1, 0.5] },
-    payload: {
-      tenantId: 't1',
-      kind: 'MEMORY',
-      sourceId,
-      scope: 'SELF',
-      ownerId: 'u1',
-      orgId: '',
-      status: 'ACTIVE',
-      createdAt: 1_700_000_000_000 + seed,
-    },
+    payload: basePayload(sourceId, { createdAt: 1_700_000_000_000 + seed }),
   };
 }
 

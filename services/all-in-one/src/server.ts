@@ -36,12 +36,16 @@ export async function createAllInOneServer(
       await store.close();
     }
   }
-  const logger = createLogger({ service: 'all-in-one', level: config.ENGRAM_LOG_LEVEL });
+  const logger = createLogger({
+    service: 'all-in-one',
+    level: config.ENGRAM_LOG_LEVEL,
+    format: config.ENGRAM_LOG_FORMAT,
+  });
   const governance = openGovernanceResources(config, logger.child({ component: 'governance' }));
   const retrieval = await openRetrievalResources(config, logger.child({ component: 'retrieval' }));
   // Ingestion's topic detector and context's offline compaction share retrieval's embedding model.
   const shared = { embedder: () => retrieval.embedder };
-  const ingestion = openIngestionResources(config, shared);
+  const ingestion = openIngestionResources(config, shared, logger.child({ component: 'ingestion' }));
   const context = openContextResources(config, shared, logger.child({ component: 'context' }));
   return serve({
     name: 'all-in-one',

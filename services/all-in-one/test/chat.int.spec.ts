@@ -3,13 +3,10 @@
  * calling an all-in-one server (ingestion, governance, retrieval) over HTTP/2, and the scripted
  * OpenAI-compatible server as the model (the one allowed fake). Everything else is real.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Code, ConnectError, createClient, type Client } from '@connectrpc/connect';
+import type { MessageInitShape } from '@bufbuild/protobuf';
+import { Code, createClient, type Client } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createContextServer, loadConfig } from '@engram/context';
 import {
   ChatAppendMode,
@@ -19,21 +16,18 @@ import {
   ContextLayer,
   FinishReason,
   LayerStatus,
-  type ChatResponse,
 } from '@engram/contracts/context';
-import { IngestionService, MessageRole, SessionStatus } from '@engram/contracts/ingestion';
-import type { MessageInitShape } from '@bufbuild/protobuf';
-import type { ChatRequestSchema } from '@engram/contracts/context';
-import { errorInfoOf, mintToken } from '@engram/runtime';
+import type { ChatRequestSchema, ChatResponse } from '@engram/contracts/context';
+import { type IngestionService, MessageRole, SessionStatus } from '@engram/contracts/ingestion';
 import {
   startScriptedOpenAI,
   type RecordedRequest,
   type ScriptedOpenAI,
   type ScriptedReply,
 } from '../../../libs/llm/test/scripted-openai.js';
-import { createAllInOneServer, loadConfig as loadAllInOneConfig } from '../src/index.js';
+import { callerOf, failure, newSecret, startServer, tempDir } from './harness.js';
 
-const secret = randomBytes(32).toString('hex');
+const secret = newSecret();
 let model: ScriptedOpenAI;
 /** The next streamed chat replies, in order. */
 const chatReplies: ScriptedReply[] = [];
@@ -59,17 +53,10 @@ beforeAll(async () => {
       }),
     };
   });
-  dataDir = mkdtempSync(join(tmpdir(), 'engram-chat-'));
-  const all = await createAllInOneServer(
-    loadAllInOneConfig({
-      ENGRAM_PORT: '0',
-      ENGRAM_JWT_SECRET: secret,
-      ENGRAM_DATA_DIR: dataDir,
-      ENGRAM_LOG_LEVEL: 'silent',
-    }),
-    { handleSignals: false },
-  );
-  stopAll = () => all.server.shutdown();
+  dataDir = tempDir();
+  const all = await startServer(secret, { dataDir });
+  stopAll = all.stop;
+  ingestion = all.ingestion;
   allUrl = all.server.url;
   const contextServer = await createContextServer(
     loadConfig({
@@ -89,7 +76,6 @@ beforeAll(async () => {
     { handleSignals: false },
   );
   stopContext = () => contextServer.server.shutdown();
-  ingestion = createClient(IngestionService, createGrpcTransport({ baseUrl: all.server.url }));
   context = createClient(ContextService, createGrpcTransport({ baseUrl: contextServer.server.url }));
 }, 90_000);
 
@@ -99,14 +85,7 @@ afterAll(async () => {
   await model.close();
 });
 
-const as = async (subject: string) => ({
-  headers: {
-    authorization: `Bearer ${await mintToken(
-      { subject, tenantId: 'acme' },
-      { algorithm: 'HS256', secret: new TextEncoder().encode(secret) },
-    )}`,
-  },
-});
+const as = callerOf(secret);
 
 async function newSession(subject: string): Promise<string> {
   const { session } = await ingestion.createSession({ session: {} }, await as(subject));
@@ -120,16 +99,6 @@ async function collect(
   const events: ChatResponse[] = [];
   for await (const event of context.chat(request, await as(subject))) events.push(event);
   return events;
-}
-
-async function failure(promise: Promise<unknown>) {
-  try {
-    await promise;
-  } catch (error) {
-    const e = ConnectError.from(error);
-    return { code: e.code, reason: errorInfoOf(e)?.reason, metadata: errorInfoOf(e)?.metadata };
-  }
-  throw new Error('expected the call to fail');
 }
 
 const deltas = (events: ChatResponse[]) =>

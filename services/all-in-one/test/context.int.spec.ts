@@ -1,71 +1,36 @@
-import { randomBytes } from 'node:crypto';
+import { Code, type Client } from '@connectrpc/connect';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Code, ConnectError, createClient, type Client } from '@connectrpc/connect';
-import { createGrpcTransport } from '@connectrpc/connect-node';
-
 import {
   ChatRole,
   CompactionMode,
   CompactionOutcome,
   ContextLayer,
-  ContextService,
+  type ContextService,
   LayerStatus,
   TraceItemKind,
   TraceReason,
   type BuildContextResponse,
 } from '@engram/contracts/context';
-import { GovernanceService, MemoryType } from '@engram/contracts/governance';
-import { IngestionService, MessageRole } from '@engram/contracts/ingestion';
-import { errorInfoOf, mintToken, type Role } from '@engram/runtime';
-import { createAllInOneServer, loadConfig } from '../src/index.js';
-import { tempDir } from './harness.js';
+import { type GovernanceService, MemoryType } from '@engram/contracts/governance';
+import { type IngestionService, MessageRole } from '@engram/contracts/ingestion';
+import type { Role } from '@engram/runtime';
+import { authorized, failure, newSecret, startServer } from './harness.js';
 
-const secret = randomBytes(32).toString('hex');
+const secret = newSecret();
 let stop: () => Promise<void>;
 let ingestion: Client<typeof IngestionService>;
 let governance: Client<typeof GovernanceService>;
 let context: Client<typeof ContextService>;
 
 beforeAll(async () => {
-  const { server } = await createAllInOneServer(
-    loadConfig({
-      ENGRAM_PORT: '0',
-      ENGRAM_JWT_SECRET: secret,
-      ENGRAM_DATA_DIR: tempDir(),
-      ENGRAM_LOG_LEVEL: 'silent',
-    }),
-    { handleSignals: false },
-  );
-  stop = () => server.shutdown();
-  const transport = createGrpcTransport({ baseUrl: server.url });
-  ingestion = createClient(IngestionService, transport);
-  governance = createClient(GovernanceService, transport);
-  context = createClient(ContextService, transport);
+  ({ stop, ingestion, governance, context } = await startServer(secret));
 }, 60_000);
 
 afterAll(async () => {
   await stop();
 });
 
-const as = async (subject: string, roles: Role[] = []) => ({
-  headers: {
-    authorization: `Bearer ${await mintToken(
-      { subject, tenantId: 'acme', roles },
-      { algorithm: 'HS256', secret: new TextEncoder().encode(secret) },
-    )}`,
-  },
-});
-
-async function failure(promise: Promise<unknown>) {
-  try {
-    await promise;
-  } catch (error) {
-    const e = ConnectError.from(error);
-    const info = errorInfoOf(e);
-    return { code: e.code, reason: info?.reason, metadata: info?.metadata };
-  }
-  throw new Error('expected the call to fail');
-}
+const as = (subject: string, roles: Role[] = []) => authorized(secret, { subject, tenantId: 'acme', roles });
 
 async function newSession(subject: string, languageCode = 'en'): Promise<string> {
   const { session } = await ingestion.createSession({ session: { languageCode } }, await as(subject));
@@ -139,23 +104,21 @@ describe('BuildContext', () => {
       await as('ann'),
     );
     const userMessage = 'Which of the two hotels is closer to the tram 28 line?';
-    const response = await context.buildContext(
-      {
-        session,
-        userMessage,
-        model: 'gpt-4o',
-        budget: { totalTokens: 4_000 },
-        systemPrompt: 'You are a helpful travel assistant.',
-        tools: [
-          {
-            name: 'book_hotel',
-            description: 'Books a hotel room.',
-            parametersJsonSchema: '{"type":"object","properties":{"hotel":{"type":"string"}}}',
-          },
-        ],
-      },
-      await as('ann'),
-    );
+    const request = {
+      session,
+      userMessage,
+      model: 'gpt-4o',
+      budget: { totalTokens: 4_000 },
+      systemPrompt: 'You are a helpful travel assistant.',
+      tools: [
+        {
+          name: 'book_hotel',
+          description: 'Books a hotel room.',
+          parametersJsonSchema: '{"type":"object","properties":{"hotel":{"type":"string"}}}',
+        },
+      ],
+    };
+    const response = await context.buildContext(request, await as('ann'));
     expectConsistent(response, userMessage);
     expect(response.tokenizer).toMatchObject({ encoding: 'o200k_base', approximate: false });
     const system = response.messages[0]!;
@@ -185,24 +148,7 @@ describe('BuildContext', () => {
     expect(response.knowledgeSearchStats).toBeDefined();
 
     // The same request over the same data gives the same assembly.
-    const again = await context.buildContext(
-      {
-        session,
-        userMessage,
-        model: 'gpt-4o',
-        budget: { totalTokens: 4_000 },
-        systemPrompt: 'You are a helpful travel assistant.',
-        tools: [
-          {
-            name: 'book_hotel',
-            description: 'Books a hotel room.',
-            parametersJsonSchema: '{"type":"object","properties":{"hotel":{"type":"string"}}}',
-          },
-        ],
-        knowledge: { options: {} },
-      },
-      await as('ann'),
-    );
+    const again = await context.buildContext({ ...request, knowledge: { options: {} } }, await as('ann'));
     expect(again.messages).toEqual(response.messages);
   });
 

@@ -1,11 +1,18 @@
-import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import * as grpc from '@grpc/grpc-js';
-import { mintToken } from '@engram/runtime';
 import { join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { openStore } from '@engram/store';
-import { createAllInOneServer, loadConfig } from '../src/index.js';
-import { bearer, errorInfo, loadProtos, serviceConstructor, tempDir, unary } from './harness.js';
+import {
+  bearer,
+  errorInfo,
+  grpcClient,
+  loadProtos,
+  newSecret,
+  startServer,
+  tempDir,
+  tokenFor,
+  unary,
+} from './harness.js';
 
 interface Document {
   name: string;
@@ -35,7 +42,7 @@ interface IngestResponse {
   indexComplete: boolean;
 }
 
-const secret = new TextEncoder().encode(randomBytes(32).toString('hex'));
+const secret = newSecret();
 let stop: () => Promise<void>;
 let ingestion: grpc.Client;
 let retrieval: grpc.Client;
@@ -43,24 +50,12 @@ let retrieval: grpc.Client;
 const dataDir = tempDir();
 
 beforeAll(async () => {
-  const config = loadConfig({
-    ENGRAM_PORT: '0',
-    ENGRAM_JWT_SECRET: new TextDecoder().decode(secret),
-    ENGRAM_DATA_DIR: dataDir,
-    ENGRAM_LOG_LEVEL: 'silent',
-  });
-  const { server } = await createAllInOneServer(config, { handleSignals: false });
-  stop = () => server.shutdown();
+  const started = await startServer(secret, { dataDir });
+  stop = started.stop;
   const protos = loadProtos();
-  const address = `127.0.0.1:${server.port}`;
-  ingestion = new (serviceConstructor(protos, 'engram.ingestion.v1.IngestionService'))(
-    address,
-    grpc.credentials.createInsecure(),
-  );
-  retrieval = new (serviceConstructor(protos, 'engram.retrieval.v1.RetrievalService'))(
-    address,
-    grpc.credentials.createInsecure(),
-  );
+  const address = `127.0.0.1:${started.server.port}`;
+  ingestion = grpcClient(protos, 'engram.ingestion.v1.IngestionService', address);
+  retrieval = grpcClient(protos, 'engram.retrieval.v1.RetrievalService', address);
 }, 60_000);
 
 afterAll(async () => {
@@ -70,7 +65,7 @@ afterAll(async () => {
 });
 
 const as = async (subject: string, options: { orgIds?: string[]; roles?: ('admin' | 'platform')[] } = {}) =>
-  bearer(await mintToken({ subject, tenantId: 'acme', ...options }, { algorithm: 'HS256', secret }));
+  bearer(await tokenFor(secret, { subject, tenantId: 'acme', ...options }));
 
 const markdown = [
   '# Travel policy',

@@ -1,28 +1,26 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { timestampFromMs } from '@bufbuild/protobuf/wkt';
-import { Code, ConnectError, createClient, type Client } from '@connectrpc/connect';
-import { createGrpcTransport } from '@connectrpc/connect-node';
+import { Code, ConnectError, type Client } from '@connectrpc/connect';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { sql, type RawBuilder } from 'kysely';
 import { ItemKind, Scope } from '@engram/contracts/common';
 import {
   DecisionOutcome,
   ForgetReceiptState,
-  GovernanceService,
+  type GovernanceService,
   MemoryStatus,
   MemoryType,
   type ForgetReceipt,
 } from '@engram/contracts/governance';
-import { IngestionService, MemCellStatus, MessageRole } from '@engram/contracts/ingestion';
-import { RetrievalService } from '@engram/contracts/retrieval';
-import { errorInfoOf, mintToken, type Role } from '@engram/runtime';
+import { type IngestionService, MemCellStatus, MessageRole } from '@engram/contracts/ingestion';
+import type { RetrievalService } from '@engram/contracts/retrieval';
+import { errorInfoOf } from '@engram/runtime';
 import { SessionStateRepository, inTransaction, openStore, type Store } from '@engram/store';
 import { createEmbeddedStore } from '@engram/vector-index';
-import { sql, type RawBuilder } from 'kysely';
-import { createAllInOneServer, loadConfig } from '../src/index.js';
-import { tempDir } from './harness.js';
+import { callerOf, newSecret, sleep, startServer, tempDir } from './harness.js';
 
-const secret = randomBytes(32).toString('hex');
+const secret = newSecret();
 const dataDir = tempDir();
 const suffix = randomBytes(4).toString('hex');
 /** Subjects and content markers unique to this run, so a scan of every table can look for them. */
@@ -37,36 +35,14 @@ let governance: Client<typeof GovernanceService>;
 let retrieval: Client<typeof RetrievalService>;
 
 beforeAll(async () => {
-  const { server } = await createAllInOneServer(
-    loadConfig({
-      ENGRAM_PORT: '0',
-      ENGRAM_JWT_SECRET: secret,
-      ENGRAM_DATA_DIR: dataDir,
-      ENGRAM_LOG_LEVEL: 'silent',
-    }),
-    { handleSignals: false },
-  );
-  stop = () => server.shutdown();
-  const transport = createGrpcTransport({ baseUrl: server.url });
-  ingestion = createClient(IngestionService, transport);
-  governance = createClient(GovernanceService, transport);
-  retrieval = createClient(RetrievalService, transport);
+  ({ stop, ingestion, governance, retrieval } = await startServer(secret, { dataDir }));
 }, 60_000);
 
 afterAll(async () => {
   await stop?.();
 });
 
-const as = async (subject: string, options: { orgIds?: string[]; roles?: Role[] } = {}) => ({
-  headers: {
-    authorization: `Bearer ${await mintToken(
-      { subject, tenantId: 'acme', ...options },
-      { algorithm: 'HS256', secret: new TextEncoder().encode(secret) },
-    )}`,
-  },
-});
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const as = callerOf(secret);
 
 /** Waits until the indexer has processed every outbox row. */
 async function indexed(): Promise<void> {

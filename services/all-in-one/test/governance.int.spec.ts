@@ -1,26 +1,24 @@
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { timestampFromMs, timestampMs } from '@bufbuild/protobuf/wkt';
-import { ConnectError, createClient, type Client } from '@connectrpc/connect';
-import { createGrpcTransport } from '@connectrpc/connect-node';
+import { ConnectError, type Client } from '@connectrpc/connect';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Scope } from '@engram/contracts/common';
 import {
   DecisionOutcome,
   ExtractionJobState,
   ExtractorRunState,
-  GovernanceService,
+  type GovernanceService,
   MemoryStatus,
   MemoryType,
   SourceKind,
 } from '@engram/contracts/governance';
-import { IngestionService, MemCellStatus, MessageRole } from '@engram/contracts/ingestion';
-import { errorInfoOf, mintToken, type Role } from '@engram/runtime';
-import { createAllInOneServer, loadConfig } from '../src/index.js';
-import { tempDir } from './harness.js';
+import { type IngestionService, MemCellStatus, MessageRole } from '@engram/contracts/ingestion';
+import { errorInfoOf, type Role } from '@engram/runtime';
+import { callerOf, newSecret, startServer, tempDir } from './harness.js';
 
-const secret = randomBytes(32).toString('hex');
+const secret = newSecret();
 const dataDir = tempDir();
 const DAY = 24 * 60 * 60 * 1000;
 let stop: () => Promise<void>;
@@ -28,33 +26,14 @@ let ingestion: Client<typeof IngestionService>;
 let governance: Client<typeof GovernanceService>;
 
 beforeAll(async () => {
-  const { server } = await createAllInOneServer(
-    loadConfig({
-      ENGRAM_PORT: '0',
-      ENGRAM_JWT_SECRET: secret,
-      ENGRAM_DATA_DIR: dataDir,
-      ENGRAM_LOG_LEVEL: 'silent',
-    }),
-    { handleSignals: false },
-  );
-  stop = () => server.shutdown();
-  const transport = createGrpcTransport({ baseUrl: server.url });
-  ingestion = createClient(IngestionService, transport);
-  governance = createClient(GovernanceService, transport);
+  ({ stop, ingestion, governance } = await startServer(secret, { dataDir }));
 }, 60_000);
 
 afterAll(async () => {
   await stop();
 });
 
-const as = async (subject: string, options: { orgIds?: string[]; roles?: Role[] } = {}) => ({
-  headers: {
-    authorization: `Bearer ${await mintToken(
-      { subject, tenantId: 'acme', ...options },
-      { algorithm: 'HS256', secret: new TextEncoder().encode(secret) },
-    )}`,
-  },
-});
+const as = callerOf(secret);
 
 /** One conversation turn by `subject`, flushed and extracted; returns the MemCell. */
 async function say(subject: string, content: string, at: number, timeZone = 'UTC') {

@@ -1,35 +1,18 @@
-import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { timestampFromMs, timestampMs } from '@bufbuild/protobuf/wkt';
 import { createClient, type Client } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ErrorReason } from '@engram/contracts/common';
 import { GovernanceService, MemoryType } from '@engram/contracts/governance';
 import { IngestionService, MemCellStatus, MessageRole } from '@engram/contracts/ingestion';
 import { createGovernanceServer, loadConfig as governanceConfig } from '@engram/governance';
 import { createIngestionServer, loadConfig as ingestionConfig } from '@engram/ingestion';
-import { mintToken, type EngramServer } from '@engram/runtime';
-import { migrateToLatest, openStore } from '@engram/store';
-import { tempDir } from './harness.js';
+import type { EngramServer } from '@engram/runtime';
+import { freePorts } from '@engram/testing';
+import { migratedDataDir, newSecret, tokenFor } from './harness.js';
 
-/** A TCP port that was free a moment ago (governance will listen there later). */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => {
-        resolve(typeof address === 'object' && address !== null ? address.port : 0);
-      });
-    });
-  });
-}
-
-const secret = randomBytes(32).toString('hex');
-const dataDir = tempDir();
+const secret = newSecret();
+let dataDir: string;
 const DAY = 24 * 60 * 60 * 1000;
 let ingestionServer: EngramServer;
 let governanceServer: EngramServer | undefined;
@@ -38,10 +21,9 @@ let ingestion: Client<typeof IngestionService>;
 let headers: Record<string, string>;
 
 beforeAll(async () => {
-  const store = openStore({ target: join(dataDir, 'engram.db') });
-  await migrateToLatest(store.db);
-  await store.close();
-  governancePort = await freePort();
+  dataDir = await migratedDataDir();
+  // Free a moment ago: governance will listen there later.
+  [governancePort = 0] = await freePorts(1);
   ({ server: ingestionServer } = await createIngestionServer(
     ingestionConfig({
       ENGRAM_PORT: '0',
@@ -53,11 +35,7 @@ beforeAll(async () => {
     { handleSignals: false },
   ));
   ingestion = createClient(IngestionService, createGrpcTransport({ baseUrl: ingestionServer.url }));
-  const token = await mintToken(
-    { subject: 'alice', tenantId: 'acme' },
-    { algorithm: 'HS256', secret: new TextEncoder().encode(secret) },
-  );
-  headers = { authorization: `Bearer ${token}` };
+  headers = { authorization: `Bearer ${await tokenFor(secret, { subject: 'alice', tenantId: 'acme' })}` };
 }, 60_000);
 
 afterAll(async () => {

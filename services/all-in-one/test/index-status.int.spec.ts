@@ -1,11 +1,17 @@
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as grpc from '@grpc/grpc-js';
-import { mintToken } from '@engram/runtime';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { MemoryRepository, inTransaction, openStore, type Store } from '@engram/store';
-import { createAllInOneServer, loadConfig } from '../src/index.js';
-import { bearer, errorInfo, loadProtos, serviceConstructor, tempDir, unary } from './harness.js';
+import {
+  bearer,
+  errorInfo,
+  grpcClient,
+  loadProtos,
+  newSecret,
+  startServer,
+  tokenFor,
+  unary,
+} from './harness.js';
 
 interface IndexStatus {
   backend: string;
@@ -18,25 +24,21 @@ interface IndexStatus {
   problems: string[];
 }
 
-const secret = new TextEncoder().encode(randomBytes(32).toString('hex'));
+const secret = newSecret();
 let stop: () => Promise<void>;
 let client: grpc.Client;
 let store: Store;
 
 beforeAll(async () => {
-  const dataDir = tempDir();
-  const config = loadConfig({
-    ENGRAM_PORT: '0',
-    ENGRAM_JWT_SECRET: new TextDecoder().decode(secret),
-    ENGRAM_DATA_DIR: dataDir,
-    ENGRAM_LOG_LEVEL: 'silent',
-  });
-  const { server } = await createAllInOneServer(config, { handleSignals: false });
-  stop = () => server.shutdown();
-  const Retrieval = serviceConstructor(loadProtos(), 'engram.retrieval.v1.RetrievalService');
-  client = new Retrieval(`127.0.0.1:${server.port}`, grpc.credentials.createInsecure());
+  const started = await startServer(secret);
+  stop = started.stop;
+  client = grpcClient(
+    loadProtos(),
+    'engram.retrieval.v1.RetrievalService',
+    `127.0.0.1:${started.server.port}`,
+  );
   // A second connection to the same embedded database, standing in for the writing services.
-  store = openStore({ target: join(dataDir, 'engram.db') });
+  store = openStore({ target: join(started.dataDir, 'engram.db') });
 }, 60_000);
 
 afterAll(async () => {
@@ -46,7 +48,7 @@ afterAll(async () => {
 });
 
 const token = (roles: ('admin' | 'platform')[] = []) =>
-  mintToken({ subject: 'root', tenantId: 'acme', roles }, { algorithm: 'HS256', secret });
+  tokenFor(secret, { subject: 'root', tenantId: 'acme', roles });
 
 describe('GetIndexStatus through gRPC on the embedded defaults', () => {
   it('requires the admin role', async () => {
@@ -122,12 +124,7 @@ describe('GetIndexStatus through gRPC on the embedded defaults', () => {
   });
 
   it('is scoped to the caller’s tenant', async () => {
-    const other = bearer(
-      await mintToken(
-        { subject: 'root', tenantId: 'globex', roles: ['admin'] },
-        { algorithm: 'HS256', secret },
-      ),
-    );
+    const other = bearer(await tokenFor(secret, { subject: 'root', tenantId: 'globex', roles: ['admin'] }));
     const { response } = await unary<{ indexStatus: IndexStatus }>(
       client,
       'GetIndexStatus',

@@ -1,15 +1,24 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as grpc from '@grpc/grpc-js';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { engramServices } from '@engram/contracts/registry';
 import { mintToken } from '@engram/runtime';
-import { createAllInOneServer, loadConfig } from '../src/index.js';
-import { bearer, errorInfo, loadProtos, repoRoot, serviceConstructor, tempDir, unary } from './harness.js';
+import {
+  bearer,
+  errorInfo,
+  grpcClient,
+  loadProtos,
+  newSecret,
+  repoRoot,
+  startServer,
+  tokenFor,
+  unary,
+} from './harness.js';
 
 const run = promisify(execFile);
-const secret = randomBytes(32).toString('hex');
+const secret = newSecret();
 const SERVICES = engramServices.map((s) => s.typeName);
 
 let stop: () => Promise<void>;
@@ -20,28 +29,17 @@ const protos = loadProtos();
 const clients: grpc.Client[] = [];
 
 function client(fullName: string): grpc.Client {
-  const Constructor = serviceConstructor(protos, fullName);
-  const created = new Constructor(address, grpc.credentials.createInsecure());
+  const created = grpcClient(protos, fullName, address);
   clients.push(created);
   return created;
 }
 
 beforeAll(async () => {
-  const config = loadConfig({
-    ENGRAM_PORT: '0',
-    ENGRAM_JWT_SECRET: secret,
-    ENGRAM_DATA_DIR: tempDir(),
-    ENGRAM_LOG_LEVEL: 'silent',
-    ENGRAM_MAX_MESSAGE_BYTES: '65536',
-  });
-  const { server } = await createAllInOneServer(config, { handleSignals: false });
-  stop = () => server.shutdown();
-  address = `127.0.0.1:${server.port}`;
-  url = server.url;
-  token = await mintToken(
-    { subject: 'alice', tenantId: 't1' },
-    { algorithm: 'HS256', secret: new TextEncoder().encode(secret) },
-  );
+  const started = await startServer(secret, { env: { ENGRAM_MAX_MESSAGE_BYTES: '65536' } });
+  stop = started.stop;
+  address = `127.0.0.1:${started.server.port}`;
+  url = started.server.url;
+  token = await tokenFor(secret, { subject: 'alice', tenantId: 't1' });
 });
 
 afterAll(async () => {

@@ -15,58 +15,33 @@
  * Reproduce a failure with ENGRAM_ISOLATION_SEED=<seed> (the seed is in the describe block's name).
  */
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { timestampFromMs } from '@bufbuild/protobuf/wkt';
-import { Code, ConnectError, createClient, type Client } from '@connectrpc/connect';
-import { createGrpcTransport } from '@connectrpc/connect-node';
+import { Code, ConnectError, type Client } from '@connectrpc/connect';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ItemKind, Scope } from '@engram/contracts/common';
-import { ContextService } from '@engram/contracts/context';
-import { DecisionOutcome, GovernanceService, MemoryType } from '@engram/contracts/governance';
-import { IngestionService, MessageRole } from '@engram/contracts/ingestion';
-import { RetrievalService } from '@engram/contracts/retrieval';
-import { mintToken, type Role } from '@engram/runtime';
+import type { ContextService } from '@engram/contracts/context';
+import { DecisionOutcome, type GovernanceService, MemoryType } from '@engram/contracts/governance';
+import { type IngestionService, MessageRole } from '@engram/contracts/ingestion';
+import type { RetrievalService } from '@engram/contracts/retrieval';
+import type { Role } from '@engram/runtime';
 import { openStore, type Store } from '@engram/store';
-import { createAllInOneServer, loadConfig } from '../src/index.js';
-import { tempDir } from './harness.js';
+import { choices, seededRandom } from '@engram/testing';
+import { isolationSeed, newSecret, pool, sleep, startServer, TokenCache } from './harness.js';
+import {
+  callOptionsOf,
+  describePrincipal,
+  randomFilter,
+  VOCABULARY,
+  visible,
+  type Principal,
+} from './visibility.js';
 
-const seedFromEnv = process.env['ENGRAM_ISOLATION_SEED'];
-const seed = seedFromEnv !== undefined && seedFromEnv !== '' ? Number(seedFromEnv) >>> 0 : Date.now() >>> 0;
+const seed = isolationSeed();
+/** Seeded (no Math.random), so a failure can be replayed from its seed. */
+const random = seededRandom(seed);
+const draws = choices(random);
+const { chance, pick, subset, pickN } = draws;
 
-/** mulberry32: a small seeded PRNG, so a failure can be replayed from its seed. */
-function prng(start: number): () => number {
-  let state = start >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const random = prng(seed);
-const chance = (p: number) => random() < p;
-const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
-const subset = <T>(items: readonly T[], p = 0.5): T[] => items.filter(() => chance(p));
-const pickN = <T>(items: readonly T[], n: number): T[] => {
-  const copy = [...items];
-  const out: T[] = [];
-  while (out.length < n && copy.length > 0) out.push(copy.splice(Math.floor(random() * copy.length), 1)[0]!);
-  return out;
-};
-
-const VOCABULARY = [
-  ['green tea', '绿茶'],
-  ['coffee', '咖啡'],
-  ['violin', '小提琴'],
-  ['garden', '花园'],
-  ['budget', '预算'],
-  ['product launch', '产品发布'],
-  ['river', '河流'],
-  ['winter trip', '冬天旅行'],
-  ['dumplings', '饺子'],
-  ['weekly meeting', '周会'],
-] as const;
 const words = VOCABULARY.flat();
 
 const TENANTS = ['tenant-a', 'tenant-b', 'tenant-c', 'tenant-d'];
@@ -83,12 +58,6 @@ const sentence = (mark: string) => {
     : `${mark} 提到了${a!}和${b!}，之后又安排了${c!}`;
 };
 
-interface Principal {
-  readonly tenant: string;
-  readonly subject: string;
-  readonly orgs: readonly string[];
-  readonly roles: readonly Role[];
-}
 interface User extends Principal {
   readonly platform: boolean;
 }
@@ -109,47 +78,10 @@ interface Item {
   readonly marker?: string;
 }
 
-function visible(item: Item, p: Principal): boolean {
-  if (item.tenant !== p.tenant) return false;
-  switch (item.scope) {
-    case Scope.SELF:
-      return item.owner === p.subject;
-    case Scope.ORG:
-      return p.orgs.includes(item.orgId);
-    case Scope.PLATFORM:
-      return p.roles.includes('platform');
-    default:
-      return false;
-  }
-}
-
-const secret = randomBytes(32).toString('hex');
-const key = { algorithm: 'HS256' as const, secret: new TextEncoder().encode(secret) };
-const tokens = new Map<string, Promise<string>>();
-function as(p: Principal) {
-  const id = JSON.stringify([p.tenant, p.subject, [...p.orgs].sort(), [...p.roles].sort()]);
-  let token = tokens.get(id);
-  if (token === undefined) {
-    token = mintToken(
-      { subject: p.subject, tenantId: p.tenant, orgIds: [...p.orgs], roles: [...p.roles] },
-      key,
-    );
-    tokens.set(id, token);
-  }
-  return token.then((t) => ({ headers: { authorization: `Bearer ${t}` }, timeoutMs: 30_000 }));
-}
-const who = (p: Principal) =>
-  `${p.tenant}/${p.subject} orgs=[${p.orgs.join(',')}] roles=[${p.roles.join(',')}]`;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function pool<T>(tasks: readonly T[], concurrency: number, run: (task: T) => Promise<void>) {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < tasks.length) await run(tasks[next++]!);
-    }),
-  );
-}
+const secret = newSecret();
+const tokens = new TokenCache(secret);
+const as = async (p: Principal) => ({ ...(await callOptionsOf(tokens, p)), timeoutMs: 30_000 });
+const who = describePrincipal;
 
 let stop: () => Promise<void>;
 let store: Store;
@@ -191,23 +123,9 @@ function randomPrincipal(): Principal {
 }
 
 beforeAll(async () => {
-  const dataDir = tempDir();
-  const { server } = await createAllInOneServer(
-    loadConfig({
-      ENGRAM_PORT: '0',
-      ENGRAM_JWT_SECRET: secret,
-      ENGRAM_DATA_DIR: dataDir,
-      ENGRAM_LOG_LEVEL: 'silent',
-    }),
-    { handleSignals: false },
-  );
-  stop = () => server.shutdown();
+  let dataDir: string;
+  ({ stop, dataDir, ingestion, governance, retrieval, context } = await startServer(secret));
   store = openStore({ target: join(dataDir, 'engram.db') });
-  const transport = createGrpcTransport({ baseUrl: server.url });
-  ingestion = createClient(IngestionService, transport);
-  governance = createClient(GovernanceService, transport);
-  retrieval = createClient(RetrievalService, transport);
-  context = createClient(ContextService, transport);
 }, 60_000);
 
 afterAll(async () => {
@@ -670,23 +588,7 @@ describe(`Isolation at scale (seed ${seed})`, () => {
     let nonEmpty = 0;
     const specs = Array.from({ length: 500 }, () => {
       const p = randomPrincipal();
-      const filter: { kinds?: ItemKind[]; scopes?: Scope[]; orgIds?: string[] } = {};
-      if (chance(0.3)) {
-        const kinds = subset([ItemKind.MEMORY, ItemKind.CHUNK, ItemKind.ROUND]);
-        if (kinds.length > 0) filter.kinds = kinds;
-      }
-      if (chance(0.3)) {
-        const scopes = subset([
-          Scope.SELF,
-          Scope.ORG,
-          ...(p.roles.includes('platform') ? [Scope.PLATFORM] : []),
-        ]);
-        if (scopes.length > 0) filter.scopes = scopes;
-      }
-      if (p.orgs.length > 0 && chance(0.25)) {
-        const orgIds = subset(p.orgs);
-        if (orgIds.length > 0) filter.orgIds = orgIds;
-      }
+      const filter = randomFilter(draws, p);
       return { p, filter, query: pickN(words, 1 + Math.floor(random() * 3)).join(' ') };
     });
     await pool(specs, 8, async ({ p, filter, query }) => {

@@ -4,57 +4,32 @@
  * model computed here from what was created. Reproduce a failure with ENGRAM_ISOLATION_SEED=<seed>
  * (the seed is part of the describe block's name).
  */
-import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { timestampFromMs } from '@bufbuild/protobuf/wkt';
-import { Code, ConnectError, createClient, type Client } from '@connectrpc/connect';
-import { createGrpcTransport } from '@connectrpc/connect-node';
+import { Code, ConnectError, type Client } from '@connectrpc/connect';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ItemKind, Scope } from '@engram/contracts/common';
-import { DecisionOutcome, GovernanceService, MemoryType } from '@engram/contracts/governance';
-import { IngestionService, MessageRole } from '@engram/contracts/ingestion';
-import { RetrievalService, type SearchResponse } from '@engram/contracts/retrieval';
-import { mintToken, type Role } from '@engram/runtime';
-import { createAllInOneServer, loadConfig } from '../src/index.js';
-import { tempDir } from './harness.js';
+import { DecisionOutcome, type GovernanceService, MemoryType } from '@engram/contracts/governance';
+import { type IngestionService, MessageRole } from '@engram/contracts/ingestion';
+import type { RetrievalService, SearchResponse } from '@engram/contracts/retrieval';
+import type { Role } from '@engram/runtime';
+import { choices, seededRandom } from '@engram/testing';
+import { isolationSeed, newSecret, pool, sleep, startServer, TokenCache } from './harness.js';
+import {
+  callOptionsOf,
+  describePrincipal,
+  randomFilter,
+  VOCABULARY,
+  visible,
+  type Principal,
+  type SearchFilter,
+} from './visibility.js';
 
-const seedFromEnv = process.env['ENGRAM_ISOLATION_SEED'];
-const seed = seedFromEnv !== undefined && seedFromEnv !== '' ? Number(seedFromEnv) >>> 0 : Date.now() >>> 0;
+const seed = isolationSeed();
+/** Seeded (no Math.random), so a failure can be replayed from its seed. */
+const random = seededRandom(seed);
+const draws = choices(random);
+const { chance, pick, subset, pickN } = draws;
 
-/** mulberry32: a small seeded PRNG (no Math.random, so a failure can be replayed from its seed). */
-function prng(start: number): () => number {
-  let state = start >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const random = prng(seed);
-const chance = (p: number) => random() < p;
-const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
-const subset = <T>(items: readonly T[], p = 0.5): T[] => items.filter(() => chance(p));
-const pickN = <T>(items: readonly T[], n: number): T[] => {
-  const copy = [...items];
-  const out: T[] = [];
-  while (out.length < n && copy.length > 0) out.push(copy.splice(Math.floor(random() * copy.length), 1)[0]!);
-  return out;
-};
-
-/** A small shared vocabulary, so that every query hits many items of many owners. */
-const VOCABULARY = [
-  ['green tea', '绿茶'],
-  ['coffee', '咖啡'],
-  ['violin', '小提琴'],
-  ['garden', '花园'],
-  ['budget', '预算'],
-  ['product launch', '产品发布'],
-  ['river', '河流'],
-  ['winter trip', '冬天旅行'],
-  ['dumplings', '饺子'],
-  ['weekly meeting', '周会'],
-] as const;
 const words = VOCABULARY.flat();
 const sentence = (who: string) => {
   const [a, b, c] = pickN(VOCABULARY, 3).map((pair) => pick(pair));
@@ -75,13 +50,6 @@ interface User {
   readonly platform: boolean;
 }
 
-interface Principal {
-  readonly tenant: string;
-  readonly subject: string;
-  readonly orgs: readonly string[];
-  readonly roles: readonly Role[];
-}
-
 type ItemType = 'memory' | 'document' | 'chunk' | 'session' | 'message';
 interface Item {
   readonly type: ItemType;
@@ -95,27 +63,7 @@ interface Item {
   readonly text?: string;
 }
 
-function visible(item: Item, p: Principal): boolean {
-  if (item.tenant !== p.tenant) return false;
-  switch (item.scope) {
-    case Scope.SELF:
-      return item.owner === p.subject;
-    case Scope.ORG:
-      return p.orgs.includes(item.orgId);
-    case Scope.PLATFORM:
-      return p.roles.includes('platform');
-    default:
-      return false;
-  }
-}
-
-interface Filter {
-  kinds?: ItemKind[];
-  scopes?: Scope[];
-  orgIds?: string[];
-}
-
-function matches(item: Item, filter: Filter): boolean {
+function matches(item: Item, filter: SearchFilter): boolean {
   if (filter.kinds !== undefined && !filter.kinds.includes(item.kind!)) return false;
   if (filter.scopes !== undefined && !filter.scopes.includes(item.scope)) return false;
   if (filter.orgIds !== undefined && item.scope === Scope.ORG && !filter.orgIds.includes(item.orgId))
@@ -123,34 +71,9 @@ function matches(item: Item, filter: Filter): boolean {
   return true;
 }
 
-const secret = randomBytes(32).toString('hex');
-const key = { algorithm: 'HS256' as const, secret: new TextEncoder().encode(secret) };
-const tokens = new Map<string, Promise<string>>();
-function as(p: Principal) {
-  const id = JSON.stringify([p.tenant, p.subject, [...p.orgs].sort(), [...p.roles].sort()]);
-  let token = tokens.get(id);
-  if (token === undefined) {
-    token = mintToken(
-      { subject: p.subject, tenantId: p.tenant, orgIds: [...p.orgs], roles: [...p.roles] },
-      key,
-    );
-    tokens.set(id, token);
-  }
-  return token.then((t) => ({ headers: { authorization: `Bearer ${t}` } }));
-}
-const describePrincipal = (p: Principal) =>
-  `${p.tenant}/${p.subject} orgs=[${p.orgs.join(',')}] roles=[${p.roles.join(',')}]`;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function pool<T>(tasks: readonly T[], concurrency: number, run: (task: T) => Promise<void>) {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < tasks.length) await run(tasks[next++]!);
-    }),
-  );
-}
+const secret = newSecret();
+const tokens = new TokenCache(secret);
+const as = (p: Principal) => callOptionsOf(tokens, p);
 
 let stop: () => Promise<void>;
 let ingestion: Client<typeof IngestionService>;
@@ -190,20 +113,7 @@ function randomPrincipal(options: { admin?: boolean } = {}): Principal {
 }
 
 beforeAll(async () => {
-  const { server } = await createAllInOneServer(
-    loadConfig({
-      ENGRAM_PORT: '0',
-      ENGRAM_JWT_SECRET: secret,
-      ENGRAM_DATA_DIR: tempDir(),
-      ENGRAM_LOG_LEVEL: 'silent',
-    }),
-    { handleSignals: false },
-  );
-  stop = () => server.shutdown();
-  const transport = createGrpcTransport({ baseUrl: server.url });
-  ingestion = createClient(IngestionService, transport);
-  governance = createClient(GovernanceService, transport);
-  retrieval = createClient(RetrievalService, transport);
+  ({ stop, ingestion, governance, retrieval } = await startServer(secret));
 }, 60_000);
 
 afterAll(async () => {
@@ -382,23 +292,7 @@ describe(`Isolation across tenants, users and orgs (seed ${seed})`, () => {
     const started = Date.now();
     const specs = Array.from({ length: 2_400 }, () => {
       const p = randomPrincipal({ admin: true });
-      const filter: Filter = {};
-      if (chance(0.3)) {
-        const kinds = subset([ItemKind.MEMORY, ItemKind.CHUNK, ItemKind.ROUND]);
-        if (kinds.length > 0) filter.kinds = kinds;
-      }
-      if (chance(0.3)) {
-        const scopes = subset([
-          Scope.SELF,
-          Scope.ORG,
-          ...(p.roles.includes('platform') ? [Scope.PLATFORM] : []),
-        ]);
-        if (scopes.length > 0) filter.scopes = scopes;
-      }
-      if (p.orgs.length > 0 && chance(0.25)) {
-        const orgIds = subset(p.orgs);
-        if (orgIds.length > 0) filter.orgIds = orgIds;
-      }
+      const filter = randomFilter(draws, p);
       const query = pickN(words, 1 + Math.floor(random() * 3)).join(' ');
       return { p, filter, query };
     });

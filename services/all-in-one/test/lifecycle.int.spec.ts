@@ -1,63 +1,30 @@
-import { randomBytes } from 'node:crypto';
+import { Code, type Client } from '@connectrpc/connect';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Code, ConnectError, createClient, type Client } from '@connectrpc/connect';
-import { createGrpcTransport } from '@connectrpc/connect-node';
 import { Scope } from '@engram/contracts/common';
 import {
   DecisionOutcome,
-  GovernanceService,
+  type GovernanceService,
   MemoryStatus,
   MemoryType,
   RevisionAction,
   ReviewVerdict,
 } from '@engram/contracts/governance';
-import { errorInfoOf, mintToken, type Role } from '@engram/runtime';
-import { createAllInOneServer, loadConfig } from '../src/index.js';
-import { tempDir } from './harness.js';
+import { callerOf, failure, newSecret, startServer, tempDir } from './harness.js';
 
-const secret = randomBytes(32).toString('hex');
+const secret = newSecret();
 const dataDir = tempDir();
 let stop: () => Promise<void>;
 let governance: Client<typeof GovernanceService>;
 
 beforeAll(async () => {
-  const { server } = await createAllInOneServer(
-    loadConfig({
-      ENGRAM_PORT: '0',
-      ENGRAM_JWT_SECRET: secret,
-      ENGRAM_DATA_DIR: dataDir,
-      ENGRAM_LOG_LEVEL: 'silent',
-    }),
-    { handleSignals: false },
-  );
-  stop = () => server.shutdown();
-  governance = createClient(GovernanceService, createGrpcTransport({ baseUrl: server.url }));
+  ({ stop, governance } = await startServer(secret, { dataDir }));
 }, 60_000);
 
 afterAll(async () => {
   await stop();
 });
 
-const as = async (subject: string, options: { orgIds?: string[]; roles?: Role[] } = {}) => ({
-  headers: {
-    authorization: `Bearer ${await mintToken(
-      { subject, tenantId: 'acme', ...options },
-      { algorithm: 'HS256', secret: new TextEncoder().encode(secret) },
-    )}`,
-  },
-});
-
-/** The gRPC code and ErrorInfo of a failed call. */
-async function failure(call: Promise<unknown>) {
-  try {
-    await call;
-  } catch (error) {
-    const e = ConnectError.from(error);
-    const info = errorInfoOf(e);
-    return { code: e.code, reason: info?.reason, metadata: info?.metadata ?? {} };
-  }
-  throw new Error('the call succeeded');
-}
+const as = callerOf(secret);
 
 const fact = (namespace: string, key: string, value: Record<string, string>, text: string) => ({
   type: MemoryType.FACT,

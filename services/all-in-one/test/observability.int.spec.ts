@@ -1,49 +1,47 @@
-import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { Writable } from 'node:stream';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from '@jest/globals';
 import { timestampFromMs } from '@bufbuild/protobuf/wkt';
-import { Code, ConnectError, createClient } from '@connectrpc/connect';
+import { Code, ConnectError, createClient, type Client, type CallOptions } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
+import { afterAll, describe, expect, it } from '@jest/globals';
 import { GovernanceService } from '@engram/contracts/governance';
 import { IngestionService, MemCellStatus, MessageRole } from '@engram/contracts/ingestion';
-import { RetrievalService } from '@engram/contracts/retrieval';
 import { createGovernanceServer, loadConfig as governanceConfig } from '@engram/governance';
 import { createIngestionServer, loadConfig as ingestionConfig } from '@engram/ingestion';
-import { mintToken, type EngramServer } from '@engram/runtime';
-import { migrateToLatest, openStore } from '@engram/store';
-import { createAllInOneServer, loadConfig } from '../src/index.js';
-import { tempDir } from './harness.js';
+import type { EngramServer } from '@engram/runtime';
+import { freePorts } from '@engram/testing';
+import { authorized, migratedDataDir, newSecret, startServer } from './harness.js';
 
-const secret = randomBytes(32).toString('hex');
+const secret = newSecret();
 const servers: EngramServer[] = [];
 
 afterAll(async () => {
   for (const server of servers.reverse()) await server.shutdown();
 });
 
-const auth = async () => ({
-  headers: {
-    authorization: `Bearer ${await mintToken(
-      { subject: 'alice', tenantId: 'acme' },
-      { algorithm: 'HS256', secret: new TextEncoder().encode(secret) },
-    )}`,
-  },
-});
+const auth = () => authorized(secret, { subject: 'alice', tenantId: 'acme' });
 
-/** A TCP port that was free a moment ago (ingestion will listen there; governance calls it). */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => {
-        resolve(typeof address === 'object' && address !== null ? address.port : 0);
-      });
-    });
-  });
+/** One user turn in a new session, flushed with extraction (which must succeed); the session and its MemCell. */
+async function extractedTurn(ingestion: Client<typeof IngestionService>, options: CallOptions) {
+  const { session } = await ingestion.createSession({ session: { timeZone: 'UTC' } }, options);
+  await ingestion.appendMessages(
+    {
+      parent: session!.name,
+      messages: [
+        {
+          role: MessageRole.USER,
+          content: 'From now on please answer more concisely.',
+          occurTime: timestampFromMs(Date.now() - 60_000),
+        },
+      ],
+    },
+    options,
+  );
+  const { memCell } = await ingestion.flushSession(
+    { name: session!.name, waitForExtraction: true, extractionWaitTimeout: { seconds: 30n } },
+    options,
+  );
+  expect(memCell?.status).toBe(MemCellStatus.EXTRACTED);
+  return { session: session!, memCell: memCell! };
 }
 
 /** A pino destination that keeps the parsed JSON lines. */
@@ -82,39 +80,11 @@ function samples(text: string, name: string): { labels: Record<string, string>; 
 
 describe('Prometheus metrics of the all-in-one process', () => {
   it('serves RPC counts and latency by method and code, outbox, index-lag and extraction-job gauges', async () => {
-    const { server } = await createAllInOneServer(
-      loadConfig({
-        ENGRAM_PORT: '0',
-        ENGRAM_METRICS_PORT: '0',
-        ENGRAM_JWT_SECRET: secret,
-        ENGRAM_DATA_DIR: tempDir(),
-        ENGRAM_LOG_LEVEL: 'silent',
-      }),
-      { handleSignals: false },
-    );
+    const { server, ingestion, retrieval } = await startServer(secret, { env: { ENGRAM_METRICS_PORT: '0' } });
     servers.push(server);
     expect(server.metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
-    const ingestion = createClient(IngestionService, createGrpcTransport({ baseUrl: server.url }));
     const options = await auth();
-    const { session } = await ingestion.createSession({ session: { timeZone: 'UTC' } }, options);
-    await ingestion.appendMessages(
-      {
-        parent: session!.name,
-        messages: [
-          {
-            role: MessageRole.USER,
-            content: 'From now on please answer more concisely.',
-            occurTime: timestampFromMs(Date.now() - 60_000),
-          },
-        ],
-      },
-      options,
-    );
-    const { memCell } = await ingestion.flushSession(
-      { name: session!.name, waitForExtraction: true, extractionWaitTimeout: { seconds: 30n } },
-      options,
-    );
-    expect(memCell?.status).toBe(MemCellStatus.EXTRACTED);
+    const { session } = await extractedTurn(ingestion, options);
     // Failing calls: a malformed name, and no credential (refused before any handler).
     const fails = async (call: Promise<unknown>) =>
       call.then(
@@ -124,12 +94,9 @@ describe('Prometheus metrics of the all-in-one process', () => {
     expect(await fails(ingestion.getSession({ name: 'sessions/not a name' }, options))).toBe(
       Code.InvalidArgument,
     );
-    expect(await fails(ingestion.getSession({ name: session!.name }))).toBe(Code.Unauthenticated);
+    expect(await fails(ingestion.getSession({ name: session.name }))).toBe(Code.Unauthenticated);
     // A search embeds its query with the local model.
-    await createClient(RetrievalService, createGrpcTransport({ baseUrl: server.url })).search(
-      { query: 'how should answers be written?' },
-      options,
-    );
+    await retrieval.search({ query: 'how should answers be written?' }, options);
 
     const response = await fetch(server.metricsUrl!);
     expect(response.status).toBe(200);
@@ -179,13 +146,10 @@ describe('Prometheus metrics of the all-in-one process', () => {
 
 describe('tracing across separate services', () => {
   it('carries one trace id from ingestion to governance, in the log lines of both', async () => {
-    const dataDir = tempDir();
-    const store = openStore({ target: join(dataDir, 'engram.db') });
-    await migrateToLatest(store.db);
-    await store.close();
+    const dataDir = await migratedDataDir();
     const governanceLogs = logCapture();
     const ingestionLogs = logCapture();
-    const ingestionPort = await freePort();
+    const [ingestionPort = 0] = await freePorts(1);
     const { server: governanceServer } = await createGovernanceServer(
       governanceConfig({
         ENGRAM_PORT: '0',
@@ -214,31 +178,13 @@ describe('tracing across separate services', () => {
 
     const ingestion = createClient(IngestionService, createGrpcTransport({ baseUrl: ingestionServer.url }));
     const options = await auth();
-    const { session } = await ingestion.createSession({ session: { timeZone: 'UTC' } }, options);
-    await ingestion.appendMessages(
-      {
-        parent: session!.name,
-        messages: [
-          {
-            role: MessageRole.USER,
-            content: 'From now on please answer more concisely.',
-            occurTime: timestampFromMs(Date.now() - 60_000),
-          },
-        ],
-      },
-      options,
-    );
     // FlushSession closes the MemCell and wakes the hand-off, which calls governance.
-    const { memCell } = await ingestion.flushSession(
-      { name: session!.name, waitForExtraction: true, extractionWaitTimeout: { seconds: 30n } },
-      options,
-    );
-    expect(memCell?.status).toBe(MemCellStatus.EXTRACTED);
+    const { memCell } = await extractedTurn(ingestion, options);
     const governance = createClient(
       GovernanceService,
       createGrpcTransport({ baseUrl: governanceServer.url }),
     );
-    await governance.getExtractionJob({ name: memCell!.extractionJob }, options);
+    await governance.getExtractionJob({ name: memCell.extractionJob }, options);
 
     const rpc = (lines: Record<string, unknown>[], method: string) =>
       lines.find((line) => line['msg'] === 'rpc' && String(line['method']).endsWith(method));

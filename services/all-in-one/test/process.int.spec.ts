@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from '@jest/globals';
 import * as grpc from '@grpc/grpc-js';
+import { afterEach, describe, expect, it } from '@jest/globals';
 import { knownMigrations } from '@engram/store';
 import { LOCAL_SECRET_FILE } from '../src/index.js';
 import {

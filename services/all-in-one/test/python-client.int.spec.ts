@@ -1,11 +1,8 @@
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { mintToken } from '@engram/runtime';
-import { createAllInOneServer, loadConfig } from '../src/index.js';
-import { repoRoot, tempDir } from './harness.js';
+import { newSecret, repoRoot, startServer, tempDir, tokenFor } from './harness.js';
 
 // The polyglot proof: a Python client generated from proto/ at test time with Debian's protoc and
 // gRPC Python plugin (never committed) runs clients/python/engram_smoke.py against the server.
@@ -47,28 +44,17 @@ function explain(what: string, result: Run): string {
   return `${what} exited with ${String(result.code)}\n--- stdout ---\n${result.stdout}\n--- stderr ---\n${result.stderr}`;
 }
 
-const secret = randomBytes(32).toString('hex');
+const secret = newSecret();
 const generated = tempDir();
 let stop: (() => Promise<void>) | undefined;
 let address: string;
 let token: string;
 
 beforeAll(async () => {
-  const { server } = await createAllInOneServer(
-    loadConfig({
-      ENGRAM_PORT: '0',
-      ENGRAM_JWT_SECRET: secret,
-      ENGRAM_DATA_DIR: tempDir(),
-      ENGRAM_LOG_LEVEL: 'silent',
-    }),
-    { handleSignals: false },
-  );
-  stop = () => server.shutdown();
-  address = `127.0.0.1:${server.port}`;
-  token = await mintToken(
-    { subject: 'py-alice', tenantId: 'polyglot' },
-    { algorithm: 'HS256', secret: new TextEncoder().encode(secret) },
-  );
+  const started = await startServer(secret);
+  stop = started.stop;
+  address = `127.0.0.1:${started.server.port}`;
+  token = await tokenFor(secret, { subject: 'py-alice', tenantId: 'polyglot' });
 }, 60_000);
 
 afterAll(async () => {

@@ -1,32 +1,25 @@
-import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { timestampFromMs } from '@bufbuild/protobuf/wkt';
-import { Code, ConnectError, createClient, type Client } from '@connectrpc/connect';
-import { createGrpcTransport } from '@connectrpc/connect-node';
-import { ItemKind, Scope } from '@engram/contracts/common';
-import { DecisionOutcome, GovernanceService, MemoryType } from '@engram/contracts/governance';
-import { IngestionService, MessageRole } from '@engram/contracts/ingestion';
-import {
-  DegradedReason,
-  Fusion,
-  IndexBackend,
-  QueryForm,
-  Recency,
-  RetrievalService,
-  type SearchRequest,
-  type SearchResponse,
-} from '@engram/contracts/retrieval';
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import type { SearchRequestSchema } from '@engram/contracts/retrieval';
-import { errorInfoOf, mintToken, type Role } from '@engram/runtime';
+import { timestampFromMs } from '@bufbuild/protobuf/wkt';
+import { Code, ConnectError, type Client } from '@connectrpc/connect';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { ItemKind, Scope } from '@engram/contracts/common';
+import { DecisionOutcome, type GovernanceService, MemoryType } from '@engram/contracts/governance';
+import { type IngestionService, MessageRole } from '@engram/contracts/ingestion';
+import { DegradedReason, Fusion, IndexBackend, QueryForm, Recency } from '@engram/contracts/retrieval';
+import type {
+  SearchRequestSchema,
+  SearchRequest,
+  SearchResponse,
+  RetrievalService,
+} from '@engram/contracts/retrieval';
+import { errorInfoOf } from '@engram/runtime';
 import { openStore, type Store } from '@engram/store';
-import { createAllInOneServer, loadConfig } from '../src/index.js';
-import { tempDir } from './harness.js';
+import { authorized, callerOf, newSecret, sleep, startServer, tempDir } from './harness.js';
 
-const secret = randomBytes(32).toString('hex');
+const secret = newSecret();
 const dataDir = tempDir();
 let stop: () => Promise<void>;
 let ingestion: Client<typeof IngestionService>;
@@ -36,20 +29,7 @@ let retrieval: Client<typeof RetrievalService>;
 let store: Store;
 
 beforeAll(async () => {
-  const { server } = await createAllInOneServer(
-    loadConfig({
-      ENGRAM_PORT: '0',
-      ENGRAM_JWT_SECRET: secret,
-      ENGRAM_DATA_DIR: dataDir,
-      ENGRAM_LOG_LEVEL: 'silent',
-    }),
-    { handleSignals: false },
-  );
-  stop = () => server.shutdown();
-  const transport = createGrpcTransport({ baseUrl: server.url });
-  ingestion = createClient(IngestionService, transport);
-  governance = createClient(GovernanceService, transport);
-  retrieval = createClient(RetrievalService, transport);
+  ({ stop, ingestion, governance, retrieval } = await startServer(secret, { dataDir }));
   store = openStore({ target: join(dataDir, 'engram.db') });
 }, 60_000);
 
@@ -58,16 +38,7 @@ afterAll(async () => {
   await stop();
 });
 
-const as = async (subject: string, options: { orgIds?: string[]; roles?: Role[] } = {}) => ({
-  headers: {
-    authorization: `Bearer ${await mintToken(
-      { subject, tenantId: 'acme', ...options },
-      { algorithm: 'HS256', secret: new TextEncoder().encode(secret) },
-    )}`,
-  },
-});
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const as = callerOf(secret);
 
 type Request = MessageInitShape<typeof SearchRequestSchema>;
 
@@ -383,14 +354,10 @@ describe('Search through gRPC on the embedded defaults', () => {
     expect(names(self)).not.toContain(alice.standup);
     expect(names(self)).toContain(alice.violin);
     // Another tenant sees nothing.
-    const other = await retrieval.search(query, {
-      headers: {
-        authorization: `Bearer ${await mintToken(
-          { subject: 'alice', tenantId: 'globex' },
-          { algorithm: 'HS256', secret: new TextEncoder().encode(secret) },
-        )}`,
-      },
-    });
+    const other = await retrieval.search(
+      query,
+      await authorized(secret, { subject: 'alice', tenantId: 'globex' }),
+    );
     expect(other.results).toHaveLength(0);
   });
 
@@ -647,24 +614,7 @@ describe('Search ranking stages: time windows, newer statements first, the seed 
 describe('Upgrading from the single-model index', () => {
   it('rebuilds a stale index at start and answers lexical-only until the swap', async () => {
     const dir = tempDir();
-    const start = async (env: Record<string, string>) => {
-      const { server } = await createAllInOneServer(
-        loadConfig({
-          ENGRAM_PORT: '0',
-          ENGRAM_JWT_SECRET: secret,
-          ENGRAM_DATA_DIR: dir,
-          ENGRAM_LOG_LEVEL: 'silent',
-          ...env,
-        }),
-        { handleSignals: false },
-      );
-      const transport = createGrpcTransport({ baseUrl: server.url });
-      return {
-        server,
-        retrieval: createClient(RetrievalService, transport),
-        governance: createClient(GovernanceService, transport),
-      };
-    };
+    const start = (env: Record<string, string>) => startServer(secret, { dataDir: dir, env });
     // The earlier index: bge-small-zh alone.
     const before = await start({ ENGRAM_LOCAL_EMBEDDINGS: 'bge-small-zh' });
     const auth = await as('dora');
@@ -768,22 +718,17 @@ describe('Search with a reranker behind an HTTP /rerank endpoint', () => {
     });
     await new Promise<void>((resolve) => rerankServer.listen(0, '127.0.0.1', resolve));
     const port = (rerankServer.address() as AddressInfo).port;
-    const { server } = await createAllInOneServer(
-      loadConfig({
-        ENGRAM_PORT: '0',
-        ENGRAM_JWT_SECRET: secret,
-        ENGRAM_DATA_DIR: tempDir(),
-        ENGRAM_LOG_LEVEL: 'silent',
+    ({
+      stop: stopReranked,
+      retrieval: client,
+      ingestion: ingest,
+    } = await startServer(secret, {
+      env: {
         ENGRAM_RERANKER: 'http',
         ENGRAM_RERANK_URL: `http://127.0.0.1:${port}/v1`,
         ENGRAM_RERANK_MODEL: 'scripted-reranker',
-      }),
-      { handleSignals: false },
-    );
-    stopReranked = () => server.shutdown();
-    const transport = createGrpcTransport({ baseUrl: server.url });
-    client = createClient(RetrievalService, transport);
-    ingest = createClient(IngestionService, transport);
+      },
+    }));
     const auth = await as('carol');
     const { session } = await ingest.createSession({ session: { timeZone: 'UTC' } }, auth);
     const t = Date.now() - 60_000;
@@ -860,22 +805,15 @@ describe('Search with an unreachable embedding model', () => {
   let client: Client<typeof RetrievalService>;
 
   beforeAll(async () => {
-    const { server } = await createAllInOneServer(
-      loadConfig({
-        ENGRAM_PORT: '0',
-        ENGRAM_JWT_SECRET: secret,
-        ENGRAM_DATA_DIR: tempDir(),
-        ENGRAM_LOG_LEVEL: 'silent',
+    ({ stop: stopDegraded, retrieval: client } = await startServer(secret, {
+      env: {
         // Nothing listens on port 9: every embedding call fails.
         ENGRAM_EMBEDDINGS_BASE_URL: 'http://127.0.0.1:9/v1',
         ENGRAM_EMBEDDINGS_MODEL: 'unreachable',
         ENGRAM_EMBEDDINGS_API_KEY: 'test',
         ENGRAM_EMBEDDINGS_DIMENSIONS: '8',
-      }),
-      { handleSignals: false },
-    );
-    stopDegraded = () => server.shutdown();
-    client = createClient(RetrievalService, createGrpcTransport({ baseUrl: server.url }));
+      },
+    }));
   }, 60_000);
 
   afterAll(async () => {

@@ -1,11 +1,19 @@
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as grpc from '@grpc/grpc-js';
-import { mintToken, type Role } from '@engram/runtime';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Role } from '@engram/runtime';
 import { openStore } from '@engram/store';
-import { createAllInOneServer, loadConfig } from '../src/index.js';
-import { bearer, errorInfo, loadProtos, serviceConstructor, tempDir, unary } from './harness.js';
+import {
+  bearer,
+  errorInfo,
+  grpcClient,
+  loadProtos,
+  newSecret,
+  startServer,
+  tempDir,
+  tokenFor,
+  unary,
+} from './harness.js';
 
 interface Timestamp {
   seconds: string;
@@ -51,25 +59,22 @@ interface AppendResponse {
   session: Session;
 }
 
-const secret = new TextEncoder().encode(randomBytes(32).toString('hex'));
+const secret = newSecret();
 const dataDir = tempDir();
 let stop: () => Promise<void>;
 let ingestion: grpc.Client;
 
 beforeAll(async () => {
-  const config = loadConfig({
-    ENGRAM_PORT: '0',
-    ENGRAM_JWT_SECRET: new TextDecoder().decode(secret),
-    ENGRAM_DATA_DIR: dataDir,
-    ENGRAM_LOG_LEVEL: 'silent',
+  const started = await startServer(secret, {
+    dataDir,
     // Governance does not extract yet (UNIMPLEMENTED): two attempts, then FAILED.
-    ENGRAM_EXTRACTION_MAX_ATTEMPTS: '2',
+    env: { ENGRAM_EXTRACTION_MAX_ATTEMPTS: '2' },
   });
-  const { server } = await createAllInOneServer(config, { handleSignals: false });
-  stop = () => server.shutdown();
-  ingestion = new (serviceConstructor(loadProtos(), 'engram.ingestion.v1.IngestionService'))(
-    `127.0.0.1:${server.port}`,
-    grpc.credentials.createInsecure(),
+  stop = started.stop;
+  ingestion = grpcClient(
+    loadProtos(),
+    'engram.ingestion.v1.IngestionService',
+    `127.0.0.1:${started.server.port}`,
   );
 }, 60_000);
 
@@ -79,7 +84,7 @@ afterAll(async () => {
 });
 
 const as = async (subject: string, roles: Role[] = []) =>
-  bearer(await mintToken({ subject, tenantId: 'acme', roles }, { algorithm: 'HS256', secret }));
+  bearer(await tokenFor(secret, { subject, tenantId: 'acme', roles }));
 
 async function call<T>(method: string, request: object, subject = 'alice', roles: Role[] = []) {
   return unary<T>(ingestion, method, request, { metadata: await as(subject, roles) });

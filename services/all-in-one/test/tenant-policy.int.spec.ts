@@ -1,16 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Client } from '@connectrpc/connect';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createClient, type Client } from '@connectrpc/connect';
-import { createGrpcTransport } from '@connectrpc/connect-node';
-import { DecisionOutcome, GovernanceService, MemoryType } from '@engram/contracts/governance';
-import { IngestionService, MessageRole } from '@engram/contracts/ingestion';
-import { ConfigError, mintToken } from '@engram/runtime';
-import { createAllInOneServer, loadConfig } from '../src/index.js';
-import { tempDir } from './harness.js';
+import { DecisionOutcome, type GovernanceService, MemoryType } from '@engram/contracts/governance';
+import { type IngestionService, MessageRole } from '@engram/contracts/ingestion';
+import { ConfigError } from '@engram/runtime';
+import { authorized, newSecret, startServer, tempDir } from './harness.js';
 
-const secret = randomBytes(32).toString('hex');
+const secret = newSecret();
 const dataDir = tempDir();
 const policyFile = join(dataDir, 'tenants.json');
 let stop: () => Promise<void>;
@@ -22,34 +20,17 @@ beforeAll(async () => {
     policyFile,
     JSON.stringify({ tenants: { lab: { redactSecrets: false, governance: { confidenceThreshold: 0.95 } } } }),
   );
-  const { server } = await createAllInOneServer(
-    loadConfig({
-      ENGRAM_PORT: '0',
-      ENGRAM_JWT_SECRET: secret,
-      ENGRAM_DATA_DIR: dataDir,
-      ENGRAM_LOG_LEVEL: 'silent',
-      ENGRAM_TENANT_POLICY_FILE: policyFile,
-    }),
-    { handleSignals: false },
-  );
-  stop = () => server.shutdown();
-  const transport = createGrpcTransport({ baseUrl: server.url });
-  ingestion = createClient(IngestionService, transport);
-  governance = createClient(GovernanceService, transport);
+  ({ stop, ingestion, governance } = await startServer(secret, {
+    dataDir,
+    env: { ENGRAM_TENANT_POLICY_FILE: policyFile },
+  }));
 }, 60_000);
 
 afterAll(async () => {
   await stop();
 });
 
-const as = async (tenantId: string) => ({
-  headers: {
-    authorization: `Bearer ${await mintToken(
-      { subject: 'alice', tenantId },
-      { algorithm: 'HS256', secret: new TextEncoder().encode(secret) },
-    )}`,
-  },
-});
+const as = (tenantId: string) => authorized(secret, { subject: 'alice', tenantId });
 
 describe('per-tenant settings (ENGRAM_TENANT_POLICY_FILE)', () => {
   it('turns secret redaction off only for the tenant that asks', async () => {
@@ -94,16 +75,7 @@ describe('per-tenant settings (ENGRAM_TENANT_POLICY_FILE)', () => {
   it('refuses to start with an invalid override, naming the tenant and the setting', async () => {
     const bad = join(dataDir, 'bad.json');
     writeFileSync(bad, JSON.stringify({ tenants: { lab: { governance: { confidenceThreshold: 7 } } } }));
-    const started = createAllInOneServer(
-      loadConfig({
-        ENGRAM_PORT: '0',
-        ENGRAM_JWT_SECRET: secret,
-        ENGRAM_DATA_DIR: tempDir(),
-        ENGRAM_LOG_LEVEL: 'silent',
-        ENGRAM_TENANT_POLICY_FILE: bad,
-      }),
-      { handleSignals: false },
-    );
+    const started = startServer(secret, { env: { ENGRAM_TENANT_POLICY_FILE: bad } });
     await expect(started).rejects.toBeInstanceOf(ConfigError);
     await expect(started).rejects.toThrow(/tenants\.lab\.governance/);
   });

@@ -1,5 +1,4 @@
-import type { CallOptions, HandlerContext } from '@connectrpc/connect';
-import { create, fromJson, toJson, type JsonValue, type MessageInitShape } from '@bufbuild/protobuf';
+import { fromJson, type JsonValue, type MessageInitShape } from '@bufbuild/protobuf';
 import {
   BuildContextResponseSchema,
   ChatAppendMode,
@@ -7,43 +6,25 @@ import {
   type ChatRequest,
   type ChatResponseSchema,
 } from '@engram/contracts/context';
-import { MessageRole, SessionStatus, type Message, type MessageSchema } from '@engram/contracts/ingestion';
+import { MessageRole, type MessageSchema } from '@engram/contracts/ingestion';
 import type { ChatDoneEvent, ChatTurn, StreamingChatModel } from '@engram/llm';
 import { parseSessionName } from '@engram/resources';
-import {
-  dependencyFailure,
-  errors,
-  forwardedCallOptions,
-  requirePrincipal,
-  type Principal,
-} from '@engram/runtime';
-import { checkRequestId, previousResult, rememberResult, requestHash, requestKeyOf } from '@engram/store';
-import { buildContext, type BuildDeps } from './build-context.js';
-import { chatMethodOf } from './chat-replays.js';
-import { reasonOf } from './failures.js';
-import type { Compactions } from './compaction-api.js';
-import { checkPolicy } from './policy.js';
+import { errors } from '@engram/runtime';
+import { checkRequestId } from '@engram/store';
+import { TOOL_NAME } from './build-context-api.js';
+import type { ContextSettings } from './config.js';
 import type { AssembledMessage } from './domain/types.js';
-import { readSession, readTail } from './session-access.js';
+import { checkPolicy, type CheckedPolicy } from './policy.js';
 
-/** What Chat is built from: BuildContext's dependencies, the model and compaction. */
-export interface ChatDeps extends BuildDeps {
-  readonly chatModel?: StreamingChatModel;
-  readonly compactions: Compactions;
-}
-
-type ChatEvent = MessageInitShape<typeof ChatResponseSchema>;
-type Assembly = MessageInitShape<typeof BuildContextResponseSchema>;
-
-/** The caller's credential without the call's deadline and signal: for work that outlives the stream. */
-function detached(ctx: HandlerContext): CallOptions {
-  const { signal: _signal, timeoutMs: _timeout, ...options } = forwardedCallOptions(ctx);
-  return options;
-}
+/** One event of the `Chat` stream. */
+export type ChatEvent = MessageInitShape<typeof ChatResponseSchema>;
+/** The assembly a `context` event carries. */
+export type ContextAssembly = MessageInitShape<typeof BuildContextResponseSchema>;
 
 /** The longest message ingestion stores (session.proto). */
 const MAX_STORED_CHARS = 32_000;
 const MAX_TOOL_CALLS = 32;
+const MAX_TOOL_CALL_ID = 128;
 
 const FINISH_REASONS = {
   stop: FinishReason.STOP,
@@ -53,7 +34,7 @@ const FINISH_REASONS = {
 } as const;
 
 /** What a completed call is remembered as, to replay it for a retry with the same request id. */
-interface Recorded {
+export interface RecordedChat {
   /** The `context` event's assembly, as proto JSON. */
   readonly context: JsonValue;
   readonly model: string;
@@ -68,6 +49,56 @@ interface Recorded {
 }
 
 const chars = (s: string) => Array.from(s).length;
+
+/** The configured chat model, or FAILED_PRECONDITION `MODEL_NOT_CONFIGURED`. */
+export function requireChatModel(model: StreamingChatModel | undefined): StreamingChatModel {
+  if (model === undefined) {
+    throw errors.failedPrecondition(
+      'MODEL_NOT_CONFIGURED',
+      'Chat needs a chat model: set ENGRAM_LLM_BASE_URL and ENGRAM_LLM_MODEL (and ENGRAM_LLM_API_KEY if the endpoint needs one)',
+      { variable: 'ENGRAM_LLM_MODEL' },
+    );
+  }
+  return model;
+}
+
+/** The generation parameters of a call, defaults applied. */
+export type Generation = ReturnType<typeof checkGeneration>;
+
+/** A validated `Chat` request (the assembly's own fields are checked by BuildContext's rules). */
+export interface CheckedChat {
+  readonly sessionId: string;
+  /** The model to answer with: the request's, else the configured one. */
+  readonly modelName: string;
+  readonly generation: Generation;
+  readonly appendMode: ChatAppendMode;
+  readonly policy: CheckedPolicy;
+}
+
+/** Validates what `Chat` adds to BuildContext's fields; `configuredModel` is the default model. */
+export function checkChatRequest(
+  request: ChatRequest,
+  settings: ContextSettings,
+  configuredModel: string,
+): CheckedChat {
+  const sessionId = parseSessionName(request.session, 'session');
+  if (request.model !== '' && !settings.allowedChatModels.includes(request.model)) {
+    throw errors.fieldInvalid(
+      'model',
+      'not among the chat models this server allows (ENGRAM_CHAT_ALLOWED_MODELS)',
+    );
+  }
+  const modelName = request.model !== '' ? request.model : configuredModel;
+  const generation = checkGeneration(request, settings.chatMaxOutputTokens);
+  checkRequestId(request.requestId);
+  const appendMode =
+    request.appendMode === ChatAppendMode.UNSPECIFIED ? ChatAppendMode.BOTH : request.appendMode;
+  if (![ChatAppendMode.BOTH, ChatAppendMode.REPLY_ONLY, ChatAppendMode.NONE].includes(appendMode)) {
+    throw errors.fieldInvalid('append_mode', 'unknown value');
+  }
+  const policy = checkPolicy(request.compaction, 'compaction', settings);
+  return { sessionId, modelName, generation, appendMode, policy };
+}
 
 function checkGeneration(request: ChatRequest, defaultMax: number) {
   const g = request.generation;
@@ -98,7 +129,7 @@ function checkGeneration(request: ChatRequest, defaultMax: number) {
 }
 
 /** The assembled messages as chat-completions turns. */
-function chatTurns(messages: readonly AssembledMessage[]): ChatTurn[] {
+export function chatTurns(messages: readonly AssembledMessage[]): ChatTurn[] {
   return messages.map((m) => ({
     role:
       m.role === 'SYSTEM'
@@ -115,21 +146,19 @@ function chatTurns(messages: readonly AssembledMessage[]): ChatTurn[] {
   }));
 }
 
-/** The events of a recorded call, marked replayed. */
-function* replay(recorded: Recorded): Generator<ChatEvent> {
-  yield {
-    event: {
-      case: 'context',
-      value: {
-        assembly: fromJson(BuildContextResponseSchema, recorded.context),
-        model: recorded.model,
-        maxOutputTokens: recorded.maxOutputTokens,
-        replayed: true,
-      },
-    },
-  };
-  if (recorded.text !== '') yield { event: { case: 'delta', value: { text: recorded.text } } };
-  yield {
+/** The stream's first event: the assembly the model is given. */
+export function contextEvent(
+  assembly: ContextAssembly,
+  model: string,
+  maxOutputTokens: number,
+  replayed: boolean,
+): ChatEvent {
+  return { event: { case: 'context', value: { assembly, model, maxOutputTokens, replayed } } };
+}
+
+/** The stream's last event: the answer, what was appended, and the token usage. */
+export function doneEvent(recorded: RecordedChat, compactionStarted: boolean, replayed: boolean): ChatEvent {
+  return {
     event: {
       case: 'done',
       value: {
@@ -144,190 +173,40 @@ function* replay(recorded: Recorded): Generator<ChatEvent> {
           calls: 1,
           model: recorded.model,
         },
-        compactionStarted: false,
-        replayed: true,
+        compactionStarted,
+        replayed,
       },
     },
   };
+}
+
+/** The events of a recorded call, marked replayed. */
+export function* replayEvents(recorded: RecordedChat): Generator<ChatEvent> {
+  const assembly = fromJson(BuildContextResponseSchema, recorded.context);
+  yield contextEvent(assembly, recorded.model, recorded.maxOutputTokens, true);
+  if (recorded.text !== '') yield { event: { case: 'delta', value: { text: recorded.text } } };
+  yield doneEvent(recorded, false, true);
+}
+
+/** Whether the model answered anything to store (text or tool calls). */
+export function hasReply(done: ChatDoneEvent): boolean {
+  return done.text !== '' || done.toolCalls.length > 0;
 }
 
 /**
- * `Chat`: assembles the context, streams the model's answer, appends the turn (one conditional
- * `AppendMessages`), and may compact in the background afterwards.
+ * The messages a call appends: the user message (mode BOTH) and the reply, if any, cut to what
+ * ingestion stores and marked `engram.truncated` when anything was cut.
  */
-export async function* chat(
-  deps: ChatDeps,
-  request: ChatRequest,
-  ctx: HandlerContext,
-): AsyncGenerator<ChatEvent> {
-  const principal = requirePrincipal(ctx.values);
-  const model = deps.chatModel;
-  if (model === undefined) {
-    throw errors.failedPrecondition(
-      'MODEL_NOT_CONFIGURED',
-      'Chat needs a chat model: set ENGRAM_LLM_BASE_URL and ENGRAM_LLM_MODEL (and ENGRAM_LLM_API_KEY if the endpoint needs one)',
-      { variable: 'ENGRAM_LLM_MODEL' },
-    );
-  }
-  const sessionId = parseSessionName(request.session, 'session');
-  if (request.model !== '' && !deps.settings.allowedChatModels.includes(request.model)) {
-    throw errors.fieldInvalid(
-      'model',
-      'not among the chat models this server allows (ENGRAM_CHAT_ALLOWED_MODELS)',
-    );
-  }
-  const modelName = request.model !== '' ? request.model : model.model;
-  const generation = checkGeneration(request, deps.settings.chatMaxOutputTokens);
-  checkRequestId(request.requestId);
-  const appendMode =
-    request.appendMode === ChatAppendMode.UNSPECIFIED ? ChatAppendMode.BOTH : request.appendMode;
-  if (![ChatAppendMode.BOTH, ChatAppendMode.REPLY_ONLY, ChatAppendMode.NONE].includes(appendMode)) {
-    throw errors.fieldInvalid('append_mode', 'unknown value');
-  }
-  const policy = checkPolicy(request.compaction, 'compaction', deps.settings);
-  const key = requestKeyOf(principal, chatMethodOf(sessionId), request.requestId);
-  const body = { ...request, generation };
-  if (key !== undefined) {
-    const previous = await previousResult<Recorded>(deps.store, key, body);
-    if (previous !== undefined) {
-      yield* replay(previous);
-      return;
-    }
-  }
-
-  const built = await buildContext(
-    { ...deps, defaultModel: modelName },
-    { ...request, model: modelName },
-    ctx,
-  );
-  const { session } = built;
-  if (appendMode !== ChatAppendMode.NONE && session.status === SessionStatus.CLOSED) {
-    throw errors.failedPrecondition('SESSION_CLOSED', `${session.name} is closed`, { name: session.name });
-  }
-  if (appendMode === ChatAppendMode.REPLY_ONLY) {
-    // The tail ends at the newest message unless everything is compacted: then read that one.
-    const newest = built.tail.messages.at(-1) ?? (await newestMessage(deps, session.name, ctx));
-    if (newest === undefined || newest.role !== MessageRole.USER || newest.content !== request.userMessage) {
-      throw errors.failedPrecondition(
-        'STATE_CONFLICT',
-        'append_mode REPLY_ONLY needs the session’s newest message to be the user message',
-        { name: session.name },
-      );
-    }
-  }
-  const context: Assembly = request.includeContextMessages
-    ? built.response
-    : { ...built.response, messages: [], messageTokens: [], tools: [] };
-  yield {
-    event: {
-      case: 'context',
-      value: { assembly: context, model: modelName, maxOutputTokens: generation.maxOutputTokens },
-    },
-  };
-
-  let done: ChatDoneEvent | undefined;
-  const stream = model.streamChat({
-    messages: chatTurns(built.assembly.messages),
-    ...(built.assembly.tools.length > 0 ? { tools: built.assembly.tools } : {}),
-    ...generation,
-    model: modelName,
-    signal: ctx.signal,
-  });
-  for await (const event of stream) {
-    if (event.type === 'delta') {
-      if (event.text !== '') yield { event: { case: 'delta', value: { text: event.text } } };
-    } else {
-      done = event;
-    }
-  }
-  if (done === undefined) throw errors.unavailable('model', 'the model stream ended without a result');
-
-  // A client that went away while the model finished appends nothing.
-  ctx.signal.throwIfAborted();
-  // Append once, conditional on the session being as the context saw it.
-  const appended = await append(
-    deps,
-    ctx,
-    appendMode,
-    request.userMessage,
-    session.name,
-    done,
-    modelName,
-    session.lastSequence,
-    key === undefined ? undefined : `chat-${requestHash({ key, body }).slice(0, 40)}`,
-  );
-  const recorded: Recorded = {
-    context: toJson(BuildContextResponseSchema, create(BuildContextResponseSchema, context)),
-    model: modelName,
-    maxOutputTokens: generation.maxOutputTokens,
-    text: done.text,
-    toolCalls: done.toolCalls,
-    finishReason: done.finishReason,
-    userMessage: appended.userMessage,
-    assistantMessage: appended.assistantMessage,
-    promptTokens: done.usage.promptTokens,
-    completionTokens: done.usage.completionTokens,
-  };
-  if (key !== undefined) {
-    // The turn is appended: a failure to record the replay must not report the call as failed.
-    await rememberResult(deps.store, key, body, recorded).catch((error: unknown) => {
-      deps.logger.warn({ session: session.name, reason: reasonOf(error) }, 'chat replay not recorded');
-    });
-  }
-
-  const autoCompact = (request.autoCompact ?? true) && appended.any;
-  let compactionStarted = false;
-  if (autoCompact) {
-    const call = forwardedCallOptions(ctx);
-    const fresh = await readSession(deps.ingestion, sessionId, call).catch(() => undefined);
-    if (fresh !== undefined) {
-      const tail = await readTail(deps.ingestion, fresh, built.state.compactedThroughSequence, call, 0).catch(
-        () => undefined,
-      );
-      if (tail !== undefined && tail.uncompactedTokens > policy.thresholdTokens) {
-        compactionStarted = true;
-        compactInBackground(deps, principal, fresh, policy, detached(ctx));
-      }
-    }
-  }
-  yield {
-    event: {
-      case: 'done',
-      value: {
-        text: done.text,
-        toolCalls: done.toolCalls.map((c) => ({ ...c })),
-        finishReason: FINISH_REASONS[done.finishReason],
-        userMessage: appended.userMessage,
-        assistantMessage: appended.assistantMessage,
-        tokenUsage: {
-          promptTokens: BigInt(done.usage.promptTokens),
-          completionTokens: BigInt(done.usage.completionTokens),
-          calls: 1,
-          model: modelName,
-        },
-        compactionStarted,
-        replayed: false,
-      },
-    },
-  };
-}
-
-async function append(
-  deps: ChatDeps,
-  ctx: HandlerContext,
+export function turnMessages(
   mode: ChatAppendMode,
   userMessage: string,
-  sessionName: string,
   done: ChatDoneEvent,
   modelName: string,
-  expectedLastSequence: bigint,
-  requestId: string | undefined,
-): Promise<{ userMessage: string; assistantMessage: string; any: boolean }> {
-  if (mode === ChatAppendMode.NONE) return { userMessage: '', assistantMessage: '', any: false };
+): MessageInitShape<typeof MessageSchema>[] {
+  if (mode === ChatAppendMode.NONE) return [];
   const messages: MessageInitShape<typeof MessageSchema>[] = [];
   if (mode === ChatAppendMode.BOTH) messages.push({ role: MessageRole.USER, content: userMessage });
-  const hasReply = done.text !== '' || done.toolCalls.length > 0;
-  if (hasReply) {
+  if (hasReply(done)) {
     const text = Array.from(done.text);
     const calls = storableToolCalls(done.toolCalls);
     const truncated = text.length > MAX_STORED_CHARS || calls.changed;
@@ -342,47 +221,8 @@ async function append(
       },
     });
   }
-  if (messages.length === 0) return { userMessage: '', assistantMessage: '', any: false };
-  let stored: Message[];
-  try {
-    const response = await deps.ingestion.appendMessages(
-      {
-        parent: sessionName,
-        messages,
-        expectedLastSequence,
-        ...(requestId !== undefined ? { requestId } : {}),
-      },
-      // Not the stream's signal: once the answer is complete, the append must not be cut short.
-      detached(ctx),
-    );
-    stored = response.messages;
-  } catch (error) {
-    throw dependencyFailure('ingestion', error);
-  }
-  const user = mode === ChatAppendMode.BOTH ? stored[0] : undefined;
-  const assistant = hasReply ? stored.at(-1) : undefined;
-  return { userMessage: user?.name ?? '', assistantMessage: assistant?.name ?? '', any: true };
+  return messages;
 }
-
-/** The session's newest message, if any. */
-async function newestMessage(
-  deps: ChatDeps,
-  sessionName: string,
-  ctx: HandlerContext,
-): Promise<Message | undefined> {
-  try {
-    const { messages } = await deps.ingestion.listMessages(
-      { parent: sessionName, pageSize: 1, newestFirst: true },
-      forwardedCallOptions(ctx),
-    );
-    return messages[0];
-  } catch (error) {
-    throw dependencyFailure('ingestion', error);
-  }
-}
-
-const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
-const MAX_TOOL_CALL_ID = 128;
 
 /**
  * The model's tool calls as ingestion stores them: at most 32, each with a valid name and id and
@@ -411,19 +251,4 @@ function storableToolCalls(calls: ChatDoneEvent['toolCalls']) {
   const changed =
     kept.length !== calls.length || kept.some((c, i) => c.argumentsJson !== calls[i]?.argumentsJson);
   return { calls: kept, changed };
-}
-
-function compactInBackground(
-  deps: ChatDeps,
-  principal: Principal,
-  session: Parameters<Compactions['compactIfDue']>[1],
-  policy: Parameters<Compactions['compactIfDue']>[2],
-  call: Parameters<Compactions['compactIfDue']>[3],
-): void {
-  void deps.compactions.compactIfDue(principal, session, policy, call).catch((error: unknown) => {
-    deps.logger.warn(
-      { session: session.name, reason: reasonOf(error) },
-      'automatic compaction failed; retried next turn',
-    );
-  });
 }

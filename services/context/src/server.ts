@@ -1,13 +1,10 @@
-import { mkdirSync } from 'node:fs';
 import { GovernanceService } from '@engram/contracts/governance';
 import { IngestionService } from '@engram/contracts/ingestion';
 import { RetrievalService } from '@engram/contracts/retrieval';
-import { LocalEmbedder, resolveModelRoot, type Embedder } from '@engram/embeddings';
-import { chatModelFromEnv } from '@engram/llm';
-import { createNetworkTransport, serve, serviceClient } from '@engram/runtime';
-import { isMysqlTarget, openStore, storeTarget } from '@engram/store';
-import { contextSettings, type ContextConfig } from './config.js';
-import { contextRoutes } from './routes.js';
+import { createLogger, moduleContext, networkPeers, serve, type ServeOptions } from '@engram/runtime';
+import type { ContextConfig } from './config.js';
+import { contextModule } from './module.js';
+import { openContextResources } from './resources.js';
 
 /** Where the other services listen when they run as their own processes on this machine. */
 const LOCAL_URLS = {
@@ -17,43 +14,26 @@ const LOCAL_URLS = {
 } as const;
 
 /** Starts the context service as its own process (no I/O at import). */
-export function createContextServer(config: ContextConfig, options: { handleSignals?: boolean } = {}) {
-  const target = storeTarget(config);
-  if (!isMysqlTarget(target)) mkdirSync(config.ENGRAM_DATA_DIR, { recursive: true, mode: 0o700 });
-  const store = openStore({ target });
-  let embedder: Embedder | undefined;
+export function createContextServer(
+  config: ContextConfig,
+  options: Pick<ServeOptions, 'handleSignals' | 'logDestination'> = {},
+) {
+  const resources = openContextResources(
+    config,
+    {},
+    createLogger({ service: 'context', level: config.ENGRAM_LOG_LEVEL, format: config.ENGRAM_LOG_FORMAT }),
+  );
+  const peers = networkPeers({
+    [GovernanceService.typeName]: config.ENGRAM_GOVERNANCE_URL ?? LOCAL_URLS.governance,
+    [IngestionService.typeName]: config.ENGRAM_INGESTION_URL ?? LOCAL_URLS.ingestion,
+    [RetrievalService.typeName]: config.ENGRAM_RETRIEVAL_URL ?? LOCAL_URLS.retrieval,
+  });
   return serve({
     name: 'context',
     env: config,
     port: config.ENGRAM_PORT,
-    services: (logger, { serviceCredentials }) => {
-      const chatModel = chatModelFromEnv(config, { logger });
-      return contextRoutes({
-        logger,
-        store,
-        ingestion: serviceClient(
-          IngestionService,
-          createNetworkTransport(config.ENGRAM_INGESTION_URL ?? LOCAL_URLS.ingestion),
-        ),
-        governance: serviceClient(
-          GovernanceService,
-          createNetworkTransport(config.ENGRAM_GOVERNANCE_URL ?? LOCAL_URLS.governance),
-        ),
-        retrieval: serviceClient(
-          RetrievalService,
-          createNetworkTransport(config.ENGRAM_RETRIEVAL_URL ?? LOCAL_URLS.retrieval),
-        ),
-        credentials: serviceCredentials,
-        settings: contextSettings(config),
-        ...(chatModel !== undefined ? { chatModel } : {}),
-        embedder: () =>
-          (embedder ??= new LocalEmbedder({ modelRoot: resolveModelRoot(config.ENGRAM_MODEL_DIR) })),
-      });
-    },
-    onShutdown: async () => {
-      await embedder?.close();
-      await store.close();
-    },
+    modules: (logger, serving) => [contextModule(resources, moduleContext(logger, serving, peers))],
+    onShutdown: () => resources.close(),
     ...options,
   });
 }

@@ -1,79 +1,12 @@
 import type { CallOptions, Client } from '@connectrpc/connect';
-import { timestampFromMs } from '@bufbuild/protobuf/wkt';
-import type { MessageInitShape } from '@bufbuild/protobuf';
-import { StateItemOrigin, type SessionStateSchema } from '@engram/contracts/context';
 import { MessageRole, type IngestionService, type Message, type Session } from '@engram/contracts/ingestion';
-import { ULID_PATTERN, badName } from '@engram/resources';
-import { dependencyFailure, errors } from '@engram/runtime';
+import { dependencyFailure, errors, type Principal } from '@engram/runtime';
 import type { SessionStateRecord } from '@engram/store';
+import type { ContextDeps } from './context-deps.js';
 import type { ChatRole, TurnCandidate } from './domain/types.js';
 
 /** Most uncompacted messages BuildContext considers (context.proto, CONTEXT_LAYER_RECENT_TURNS). */
 export const MAX_TURN_CANDIDATES = 200;
-
-const STATE_NAME = new RegExp(`^sessions/(${ULID_PATTERN})/state$`);
-
-/** `sessions/{id}/state` → id, or INVALID_ARGUMENT `NAME_INVALID` (`FIELD_REQUIRED` when empty). */
-export function parseStateName(name: string, field = 'name'): string {
-  if (name === '') throw errors.fieldRequired(field);
-  return STATE_NAME.exec(name)?.[1] ?? badName(field, 'sessions/{session}/state');
-}
-
-/** An opaque token that changes on every write of the state. */
-export function stateEtag(state: SessionStateRecord): string {
-  return state.version === 0
-    ? '"0"'
-    : `"${state.version.toString(36)}.${(state.updatedAt ?? 0).toString(36)}"`;
-}
-
-/** The uncompacted tail of a session, as measured when the state is read. */
-export interface TailStats {
-  readonly uncompactedMessageCount: number;
-  readonly uncompactedTokens: number;
-}
-
-/** A stored state as the API's `SessionState`. */
-export function stateMessage(
-  state: SessionStateRecord,
-  tail: TailStats,
-): MessageInitShape<typeof SessionStateSchema> {
-  const prefix = `sessions/${state.sessionId}/messages/`;
-  const origin = (o: string | undefined) =>
-    o === 'CLIENT' ? StateItemOrigin.CLIENT : StateItemOrigin.COMPACTION;
-  const time = (ms: number | undefined) => (ms === undefined || ms === 0 ? undefined : timestampFromMs(ms));
-  return {
-    name: `sessions/${state.sessionId}/state`,
-    summary: state.summary,
-    summaryTokenCount: state.summaryTokenCount,
-    keyPoints: state.keyPoints.map((k) => ({
-      id: k.id,
-      text: k.text,
-      sourceMessages: k.sourceMessageIds.map((id) => prefix + id),
-      origin: origin(k.origin),
-      createTime: time(k.createdAt),
-      updateTime: time(k.updatedAt ?? k.createdAt),
-    })),
-    openLoops: state.openLoops.map((l) => ({
-      id: l.id,
-      text: l.text,
-      sourceMessages: l.sourceMessageIds.map((id) => prefix + id),
-      resolved: l.resolved === true,
-      origin: origin(l.origin),
-      createTime: time(l.createdAt),
-      updateTime: time(l.updatedAt ?? l.createdAt),
-      resolveTime: l.resolved === true ? time(l.resolvedAt) : undefined,
-    })),
-    compactedThroughSequence: BigInt(state.compactedThroughSequence),
-    compactedMessageCount: BigInt(state.compactedThroughSequence),
-    uncompactedMessageCount: BigInt(tail.uncompactedMessageCount),
-    uncompactedTokens: BigInt(tail.uncompactedTokens),
-    summaryMemory: state.summaryMemoryId === undefined ? '' : `memories/${state.summaryMemoryId}`,
-    lastCompactionTime: time(state.lastCompactedAt),
-    updateTime: state.version === 0 ? undefined : time(state.updatedAt),
-    etag: stateEtag(state),
-    version: BigInt(state.version),
-  };
-}
 
 /** Reads a session with the caller's credential: NOT_FOUND when it is not the caller's. */
 export async function readSession(
@@ -88,6 +21,46 @@ export async function readSession(
   } catch (error) {
     throw dependencyFailure('ingestion', error);
   }
+}
+
+/**
+ * Pages through the messages after the compaction mark (through `toSequence` when given), oldest
+ * first, with the caller's credential, handing each page to `take` until it answers false or the
+ * pages end.
+ */
+export async function readMessagesAfter(
+  ingestion: Client<typeof IngestionService>,
+  session: Session,
+  compactedThrough: number,
+  call: CallOptions,
+  take: (messages: readonly Message[]) => boolean,
+  toSequence?: number,
+): Promise<void> {
+  let pageToken = '';
+  try {
+    do {
+      const page = await ingestion.listMessages(
+        {
+          parent: session.name,
+          fromSequence: BigInt(compactedThrough + 1),
+          ...(toSequence !== undefined ? { toSequence: BigInt(toSequence) } : {}),
+          pageSize: 1_000,
+          pageToken,
+        },
+        call,
+      );
+      pageToken = page.nextPageToken;
+      if (!take(page.messages)) return;
+    } while (pageToken !== '');
+  } catch (error) {
+    throw dependencyFailure('ingestion', error);
+  }
+}
+
+/** The uncompacted tail of a session, as measured when the state is read. */
+export interface TailStats {
+  readonly uncompactedMessageCount: number;
+  readonly uncompactedTokens: number;
 }
 
 /** The uncompacted tail: its size, and its newest messages (oldest first). */
@@ -112,29 +85,21 @@ export async function readTail(
   if (last <= compactedThrough) return { messages: [], uncompactedMessageCount: 0, uncompactedTokens: 0 };
   const kept: Message[] = [];
   let tokens = 0;
-  let pageToken = '';
-  try {
-    do {
-      const page = await ingestion.listMessages(
-        {
-          parent: session.name,
-          fromSequence: BigInt(compactedThrough + 1),
-          toSequence: BigInt(last),
-          pageSize: 1_000,
-          pageToken,
-        },
-        call,
-      );
-      for (const m of page.messages) {
+  await readMessagesAfter(
+    ingestion,
+    session,
+    compactedThrough,
+    call,
+    (messages) => {
+      for (const m of messages) {
         tokens += m.tokenCount;
         kept.push(m);
       }
       if (kept.length > limit) kept.splice(0, kept.length - limit);
-      pageToken = page.nextPageToken;
-    } while (pageToken !== '');
-  } catch (error) {
-    throw dependencyFailure('ingestion', error);
-  }
+      return true;
+    },
+    last,
+  );
   return { messages: kept, uncompactedMessageCount: last - compactedThrough, uncompactedTokens: tokens };
 }
 
@@ -156,4 +121,43 @@ export function turnCandidate(m: Message): TurnCandidate {
     toolCallId: m.toolCallId,
     toolCalls: m.toolCalls.map((c) => ({ id: c.id, name: c.name, argumentsJson: c.argumentsJson })),
   };
+}
+
+/**
+ * Re-sends a committed compaction mark that ingestion has not acknowledged yet, in the
+ * background: a failure is logged and retried on the next turn, never fails the call.
+ */
+export function repairMark(
+  deps: Pick<ContextDeps, 'ingestion' | 'credentials' | 'states' | 'logger' | 'background'>,
+  principal: Principal,
+  session: Session,
+  state: SessionStateRecord,
+): void {
+  if (state.compactedThroughSequence <= state.markAcknowledgedThrough) return;
+  deps.background.start(
+    () => sendMark(deps, principal.tenantId, session.name, state),
+    (error) => {
+      deps.logger.warn({ session: session.name, err: String(error) }, 'compaction mark not yet acknowledged');
+    },
+  );
+}
+
+/** Mirrors the state's compaction mark on ingestion's messages and records the acknowledgement. */
+export async function sendMark(
+  deps: Pick<ContextDeps, 'ingestion' | 'credentials' | 'states'>,
+  tenantId: string,
+  sessionName: string,
+  state: SessionStateRecord,
+): Promise<void> {
+  const through = state.compactedThroughSequence;
+  if (through === 0) return;
+  await deps.ingestion.markMessagesCompacted(
+    {
+      session: sessionName,
+      throughSequence: BigInt(through),
+      requestId: `mark-${state.sessionId}-${through}`,
+    },
+    await deps.credentials.callOptions(tenantId),
+  );
+  await deps.states.acknowledgeMark(tenantId, state.sessionId, through);
 }

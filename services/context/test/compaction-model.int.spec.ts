@@ -3,8 +3,8 @@
  * `openai` client); only the model's answers are scripted.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { OpenAIChatModel } from '@engram/llm';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
+import { OpenAIChatModel } from '@engram/llm';
 import { replies, startScriptedOpenAI, type ScriptedOpenAI } from '../../../libs/llm/test/scripted-openai.js';
 import {
   COMPACTION_SCHEMA_NAME,

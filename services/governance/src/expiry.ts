@@ -1,4 +1,4 @@
-import { isEngramError, type Logger } from '@engram/runtime';
+import { Worker, isEngramError, type Logger } from '@engram/runtime';
 import { MemoryRepository, inTransaction, type Store } from '@engram/store';
 
 /**
@@ -7,49 +7,39 @@ import { MemoryRepository, inTransaction, type Store } from '@engram/store';
  * treat such memories as expired (hydration drops them); the sweep makes it durable and visible.
  */
 export class ExpirySweeper {
+  /** The periodic sweep: at start, then every `everyMs` (60 s by default). */
+  readonly worker: Worker;
   readonly #memories: MemoryRepository;
-  #timer: NodeJS.Timeout | undefined;
-  #running: Promise<unknown> | undefined;
-  #stopped = false;
 
   constructor(
     private readonly deps: { readonly store: Store; readonly logger: Logger; readonly everyMs?: number },
   ) {
     this.#memories = new MemoryRepository(deps.store);
+    const everyMs = deps.everyMs ?? 60_000;
+    this.worker = new Worker({
+      name: 'expiry',
+      logger: deps.logger,
+      pass: async (signal) => {
+        await this.sweep(Date.now(), signal);
+      },
+      idleMs: everyMs,
+      // A failed sweep is retried at the next period.
+      backoff: { minMs: everyMs, maxMs: everyMs },
+    });
   }
 
-  start(): void {
-    this.#stopped = false;
-    const tick = () => {
-      this.#running = this.sweep().catch((error: unknown) => {
-        this.deps.logger.warn(
-          { err: error instanceof Error ? error.message : String(error) },
-          'expiry sweep failed; retrying later',
-        );
-      });
-      void this.#running.finally(() => {
-        if (this.#stopped) return;
-        this.#timer = setTimeout(tick, this.deps.everyMs ?? 60_000);
-        this.#timer.unref();
-      });
-    };
-    tick();
-  }
-
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    await this.#running;
-  }
-
-  /** Expires everything due at `now`, in batches; returns how many memories it expired. */
-  async sweep(now = Date.now()): Promise<number> {
+  /**
+   * Expires everything due at `now`, in batches; returns how many memories it expired. Stops
+   * between memories once `signal` aborts (each expiry is its own transaction).
+   */
+  async sweep(now = Date.now(), signal?: AbortSignal): Promise<number> {
     let expired = 0;
     for (;;) {
       const due = await this.#memories.findExpired(now, 200);
       if (due.length === 0) return expired;
       let progress = 0;
       for (const memory of due) {
+        if (signal?.aborted === true) return expired;
         try {
           await inTransaction(this.deps.store, (trx) =>
             this.#memories.update(

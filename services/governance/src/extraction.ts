@@ -12,14 +12,15 @@ import {
   type ExtractionJobRecord,
   type JsonValue,
   type MemoryRecord,
+  type RevisionInput,
   type Store,
 } from '@engram/store';
 import type { Candidate, ExtractionInput, ExtractorName, SourceMessage } from './domain/candidate.js';
-import { judge } from './domain/rules/engine.js';
-import { redactCandidateForRecord } from './domain/rules/record.js';
-import type { GovernancePolicy } from './domain/rules/policy.js';
-import type { Judgement, MemoryPlace, RuleLookups, RulePrincipal } from './domain/rules/types.js';
 import { withDefaultEvergreen } from './domain/evergreen.js';
+import { judge } from './domain/rules/engine.js';
+import type { GovernancePolicy } from './domain/rules/policy.js';
+import { redactCandidateForRecord } from './domain/rules/record.js';
+import type { Judgement, MemoryPlace, RuleLookups, RulePrincipal } from './domain/rules/types.js';
 
 /** What one extractor run produced. */
 export interface ExtractorOutput {
@@ -50,6 +51,9 @@ export interface StoredRun {
   readonly usage?: TokenUsage;
   readonly error?: { readonly reason: string; readonly message: string };
 }
+
+/** An extractor's run and what it produced. */
+type RunOutcome = { readonly run: StoredRun; readonly candidates: readonly Candidate[] };
 
 /** A decision as kept in the job; the memory is re-read when the job is shown. */
 export interface StoredDecision {
@@ -251,29 +255,21 @@ export async function commitJudgements(
       created.set(j.candidateIndex, record);
       memoryId = record.id;
       if (replaced !== undefined && j.outcome === 'SUPERSEDED') {
-        const old = await memories.get(record.tenantId, replaced, trx);
-        if (old?.status === 'ACTIVE') {
-          await memories.update(
-            trx,
-            record.tenantId,
-            old.id,
-            old.version,
-            {
-              status: 'SUPERSEDED',
-              statusReason: `superseded by memories/${record.id}`,
-              supersededById: record.id,
-            },
-            {
-              action: 'SUPERSEDE',
-              actorKind: actor.kind,
-              actorId: actor.id,
-              reason: j.reason,
-              rule: j.decidingRule,
-              ...(actor.extractionJobId !== undefined ? { extractionJobId: actor.extractionJobId } : {}),
-            },
-            now,
-          );
-        }
+        await markSuperseded(
+          trx,
+          memories,
+          { tenantId: record.tenantId, id: replaced },
+          record.id,
+          {
+            action: 'SUPERSEDE',
+            actorKind: actor.kind,
+            actorId: actor.id,
+            reason: j.reason,
+            rule: j.decidingRule,
+            ...(actor.extractionJobId !== undefined ? { extractionJobId: actor.extractionJobId } : {}),
+          },
+          now,
+        );
         supersededId = replaced;
       }
     } else if (j.outcome === 'MERGED_DUPLICATE') {
@@ -282,22 +278,52 @@ export async function commitJudgements(
           ? j.duplicateOf.id
           : created.get(j.duplicateOf?.candidateIndex ?? -1)?.id;
     }
-    decisions.push({
-      candidateIndex: j.candidateIndex,
-      outcome: j.outcome,
-      rule: j.decidingRule,
-      reason: j.reason,
-      ...(memoryId !== undefined ? { memoryId } : {}),
-      ...(supersededId !== undefined ? { supersededMemoryId: supersededId } : {}),
-      evaluations: j.evaluations.map((e) => ({
-        rule: e.rule,
-        verdict: e.verdict,
-        ...(e.note !== undefined ? { note: e.note } : {}),
-        ...(e.field !== undefined ? { field: e.field } : {}),
-      })),
-    });
+    decisions.push(storedDecision(j, memoryId, supersededId));
   }
   return decisions;
+}
+
+/** A judgement as its job keeps the decision (with the memory it wrote or merged into). */
+function storedDecision(j: Judgement, memoryId?: string, supersededMemoryId?: string): StoredDecision {
+  return {
+    candidateIndex: j.candidateIndex,
+    outcome: j.outcome,
+    rule: j.decidingRule,
+    reason: j.reason,
+    ...(memoryId !== undefined ? { memoryId } : {}),
+    ...(supersededMemoryId !== undefined ? { supersededMemoryId } : {}),
+    evaluations: j.evaluations.map((e) => ({
+      rule: e.rule,
+      verdict: e.verdict,
+      ...(e.note !== undefined ? { note: e.note } : {}),
+      ...(e.field !== undefined ? { field: e.field } : {}),
+    })),
+  };
+}
+
+/**
+ * Marks the memory `replaced` SUPERSEDED by memory `byId`, with `revision`, if it is still ACTIVE
+ * (one that changed meanwhile is left as it is).
+ */
+export async function markSuperseded(
+  trx: Executor,
+  memories: MemoryRepository,
+  replaced: { readonly tenantId: string; readonly id: string },
+  byId: string,
+  revision: RevisionInput,
+  now: number,
+): Promise<void> {
+  const old = await memories.get(replaced.tenantId, replaced.id, trx);
+  if (old?.status !== 'ACTIVE') return;
+  await memories.update(
+    trx,
+    old.tenantId,
+    old.id,
+    old.version,
+    { status: 'SUPERSEDED', statusReason: `superseded by memories/${byId}`, supersededById: byId },
+    revision,
+    now,
+  );
 }
 
 /**
@@ -366,37 +392,13 @@ export class ExtractionRunner {
       );
       const skip = meta.reextract ? new Set<ExtractorName>() : await this.#alreadyExtracted(job);
       const runs = await Promise.all(
-        job.extractors.map(
-          async (extractor): Promise<{ run: StoredRun; candidates: readonly Candidate[] }> => {
-            if (skip.has(extractor)) {
-              return { run: { extractor, state: 'SKIPPED', candidateCount: 0 }, candidates: [] };
-            }
-            try {
-              const out = await this.deps.runExtractor(extractor, input, this.#abort.signal);
-              return {
-                run: {
-                  extractor,
-                  state: 'SUCCEEDED',
-                  candidateCount: out.candidates.length,
-                  ...(out.usage !== undefined ? { usage: out.usage } : {}),
-                },
-                candidates: out.candidates,
-              };
-            } catch (error) {
-              const connectError = ConnectError.from(error);
-              const reason = isEngramError(error) ? error.reason : Code[connectError.code].toUpperCase();
-              log.warn({ extractor, reason }, 'extractor failed');
-              return {
-                run: {
-                  extractor,
-                  state: 'FAILED',
-                  candidateCount: 0,
-                  error: { reason, message: connectError.rawMessage.slice(0, 1000) },
-                },
+        job.extractors.map((extractor) =>
+          skip.has(extractor)
+            ? Promise.resolve<RunOutcome>({
+                run: { extractor, state: 'SKIPPED', candidateCount: 0 },
                 candidates: [],
-              };
-            }
-          },
+              })
+            : this.#runExtractor(extractor, input, log),
         ),
       );
       // Profile facts the user stated are evergreen by default (domain/evergreen.ts).
@@ -420,51 +422,10 @@ export class ExtractionRunner {
           first?.message ?? 'every extractor failed',
         );
       }
-      const now = Date.now();
-      const finished = await inTransaction(this.deps.store, async (trx) => {
-        const judgements = await judge(candidates, {
-          principal: caller.principal,
-          owner: job.ownerId,
-          now,
-          policy: this.deps.policies(tenantId),
-          lookups: storeLookups(this.#memories, trx, tenantId),
-          mode: 'extract',
-        });
-        const decisions = meta.dryRun
-          ? judgements.map((j) => ({
-              candidateIndex: j.candidateIndex,
-              outcome: j.outcome,
-              rule: j.decidingRule,
-              reason: j.reason,
-              evaluations: j.evaluations.map((e) => ({
-                rule: e.rule,
-                verdict: e.verdict,
-                ...(e.note !== undefined ? { note: e.note } : {}),
-                ...(e.field !== undefined ? { field: e.field } : {}),
-              })),
-            }))
-          : await commitJudgements(
-              trx,
-              this.#memories,
-              judgements,
-              { kind: 'EXTRACTOR', id: `extractor/${this.deps.model || 'offline'}`, extractionJobId: job.id },
-              now,
-            );
-        const usage = sumUsage(storedRuns);
-        return this.#jobs.update(trx, tenantId, job.id, {
-          state: 'SUCCEEDED',
-          languageCode,
-          // What is recorded of a candidate never keeps a secret, even when the rules refused it.
-          result: {
-            ...meta,
-            startedAt,
-            runs: storedRuns,
-            candidates: candidates.map((c) => redactCandidateForRecord(c, this.deps.policies(tenantId))),
-            decisions,
-          } as unknown as JsonValue,
-          usage: usage as unknown as JsonValue,
-          expectedState: 'RUNNING',
-        });
+      const finished = await this.#succeed(job, caller, {
+        result: { ...meta, startedAt, runs: storedRuns },
+        candidates,
+        languageCode,
       });
       log.info(
         { candidates: candidates.length, extractors: storedRuns.map((r) => `${r.extractor}:${r.state}`) },
@@ -477,6 +438,81 @@ export class ExtractionRunner {
       log.warn({ reason }, 'extraction job failed');
       return this.#fail(started, { ...meta, startedAt }, reason, message);
     }
+  }
+
+  /** Runs one extractor; a failure is the run's (FAILED, with its reason), not the job's. */
+  async #runExtractor(extractor: ExtractorName, input: ExtractionInput, log: Logger): Promise<RunOutcome> {
+    try {
+      const out = await this.deps.runExtractor(extractor, input, this.#abort.signal);
+      return {
+        run: {
+          extractor,
+          state: 'SUCCEEDED',
+          candidateCount: out.candidates.length,
+          ...(out.usage !== undefined ? { usage: out.usage } : {}),
+        },
+        candidates: out.candidates,
+      };
+    } catch (error) {
+      const connectError = ConnectError.from(error);
+      const reason = isEngramError(error) ? error.reason : Code[connectError.code].toUpperCase();
+      log.warn({ extractor, reason }, 'extractor failed');
+      return {
+        run: {
+          extractor,
+          state: 'FAILED',
+          candidateCount: 0,
+          error: { reason, message: connectError.rawMessage.slice(0, 1000) },
+        },
+        candidates: [],
+      };
+    }
+  }
+
+  /**
+   * Judges the candidates and, in one transaction, commits their memories (unless a dry run) with
+   * the job SUCCEEDED.
+   */
+  async #succeed(
+    job: ExtractionJobRecord,
+    caller: JobCaller,
+    outcome: { result: JobResult; candidates: readonly Candidate[]; languageCode: string },
+  ): Promise<ExtractionJobRecord> {
+    const { tenantId } = job;
+    const { result, candidates } = outcome;
+    const now = Date.now();
+    return inTransaction(this.deps.store, async (trx) => {
+      const judgements = await judge(candidates, {
+        principal: caller.principal,
+        owner: job.ownerId,
+        now,
+        policy: this.deps.policies(tenantId),
+        lookups: storeLookups(this.#memories, trx, tenantId),
+        mode: 'extract',
+      });
+      const decisions = result.dryRun
+        ? judgements.map((j) => storedDecision(j))
+        : await commitJudgements(
+            trx,
+            this.#memories,
+            judgements,
+            { kind: 'EXTRACTOR', id: `extractor/${this.deps.model || 'offline'}`, extractionJobId: job.id },
+            now,
+          );
+      const usage = sumUsage(result.runs ?? []);
+      return this.#jobs.update(trx, tenantId, job.id, {
+        state: 'SUCCEEDED',
+        languageCode: outcome.languageCode,
+        // What is recorded of a candidate never keeps a secret, even when the rules refused it.
+        result: {
+          ...result,
+          candidates: candidates.map((c) => redactCandidateForRecord(c, this.deps.policies(tenantId))),
+          decisions,
+        } as unknown as JsonValue,
+        usage: usage as unknown as JsonValue,
+        expectedState: 'RUNNING',
+      });
+    });
   }
 
   async #fail(job: ExtractionJobRecord, result: JobResult, reason: string, message: string) {

@@ -1,261 +1,27 @@
-import type { MessageInitShape } from '@bufbuild/protobuf';
 import { timestampFromMs } from '@bufbuild/protobuf/wkt';
-import { Code, ConnectError, type Client, type ServiceImpl } from '@connectrpc/connect';
+import { Code, ConnectError, type Client } from '@connectrpc/connect';
 import type { ContextService } from '@engram/contracts/context';
-import {
-  ForgetReceiptState,
-  type ForgetReceiptSchema,
-  type GovernanceService,
-} from '@engram/contracts/governance';
 import type { IngestionService } from '@engram/contracts/ingestion';
 import {
+  Worker,
   errorInfoOf,
-  errors,
   isEngramError,
-  requirePrincipal,
   type Logger,
-  type Principal,
+  type PassOutcome,
   type ServiceCredentials,
-  withoutTrace,
 } from '@engram/runtime';
 import {
-  ExtractionJobRepository,
   ForgetReceiptRepository,
   MemoryRepository,
-  ZERO_FORGET_COUNTS,
   addForgetCounts,
-  checkRequestId,
   eraseLateExtractions,
   forgetPayload,
   forgetReceiptName,
-  idempotent,
   inTransaction,
-  purgeRequestIds,
-  requestKeyOf,
-  type Executor,
   type ForgetCountsRecord,
   type ForgetReceiptRecord,
-  type ForgetReceiptState as StoredState,
   type Store,
 } from '@engram/store';
-import { errorReasonOf } from './jobs-api.js';
-
-const SERVICE = 'engram.governance.v1.GovernanceService';
-const FORGET_USER = `${SERVICE}/ForgetUser`;
-const RECEIPT_NAME = /^forgetReceipts\/([0-9A-HJKMNP-TV-Z]{26})$/;
-const MAX_SUBJECT_CHARS = 256;
-const MAX_REASON_CHARS = 1_000;
-
-/** What the forget handlers are built from. */
-export interface ForgetDeps {
-  readonly logger: Logger;
-  readonly store: Store;
-  /** Told when a receipt was created, so the erasure continues at once (absent: at its next poll). */
-  readonly worker?: { wake(): void };
-}
-
-const STATES: Record<StoredState, ForgetReceiptState> = {
-  PENDING: ForgetReceiptState.PENDING,
-  COMPLETED: ForgetReceiptState.COMPLETED,
-};
-const STATE_NAMES: Partial<Record<ForgetReceiptState, StoredState>> = {
-  [ForgetReceiptState.PENDING]: 'PENDING',
-  [ForgetReceiptState.COMPLETED]: 'COMPLETED',
-};
-
-/** A stored receipt as the API's `ForgetReceipt`. */
-export function receiptMessage(r: ForgetReceiptRecord): MessageInitShape<typeof ForgetReceiptSchema> {
-  const c = r.counts;
-  return {
-    name: forgetReceiptName(r.id),
-    subject: r.subject,
-    requestedBy: r.requestedBy,
-    reason: r.reason,
-    requestId: r.requestId,
-    state: STATES[r.state],
-    counts: {
-      memories: BigInt(c.memories),
-      revisionsRedacted: BigInt(c.revisionsRedacted),
-      revisionActorsRedacted: BigInt(c.revisionActorsRedacted),
-      extractionJobs: BigInt(c.extractionJobs),
-      documents: BigInt(c.documents),
-      chunks: BigInt(c.chunks),
-      sessions: BigInt(c.sessions),
-      messages: BigInt(c.messages),
-      memCells: BigInt(c.memCells),
-      sessionStates: BigInt(c.sessionStates),
-      vectorPoints: BigInt(c.vectorPoints),
-    },
-    ...(r.state === 'PENDING' && r.lastErrorReason !== ''
-      ? { lastError: { reason: errorReasonOf(r.lastErrorReason), message: r.lastError } }
-      : {}),
-    createTime: timestampFromMs(r.createdAt),
-    ...(r.completedAt !== undefined ? { completeTime: timestampFromMs(r.completedAt) } : {}),
-  };
-}
-
-function parseReceiptName(name: string): string {
-  if (name === '') throw errors.fieldRequired('name');
-  const id = RECEIPT_NAME.exec(name)?.[1];
-  if (id === undefined) {
-    throw errors.invalidArgument('NAME_INVALID', 'name must look like forgetReceipts/{forget_receipt}', {
-      field: 'name',
-      pattern: 'forgetReceipts/{forget_receipt}',
-    });
-  }
-  return id;
-}
-
-const isAdmin = (p: Principal) => p.roles.includes('admin');
-
-/** Whether `principal` may see the receipt: its requester, its subject, or an administrator. */
-function mayRead(principal: Principal, r: ForgetReceiptRecord): boolean {
-  return isAdmin(principal) || r.subject === principal.subject || r.requestedBy === principal.subject;
-}
-
-/**
- * Erases governance's own content of `subject` created at or before `now`, for the receipt
- * `receipt`, in the caller's transaction: the subject's memories (every status and scope) are
- * hard-deleted with MEMORY DELETE outbox rows tagged with the receipt, their revisions reduced to
- * content-free audit records; the subject's extraction jobs are deleted; the subject as the actor
- * of other owners' revisions is replaced by the receipt's name; the request ids the subject used
- * with governance are forgotten (except ForgetUser's: a retry must find its receipt).
- */
-async function eraseGovernanceContent(
-  trx: Executor,
-  repositories: { memories: MemoryRepository; jobs: ExtractionJobRepository },
-  tenantId: string,
-  subject: string,
-  receiptId: string,
-  now: number,
-): Promise<Partial<ForgetCountsRecord>> {
-  const erasedBy = forgetReceiptName(receiptId);
-  const purged = await repositories.memories.purgeOwner(
-    trx,
-    tenantId,
-    subject,
-    { createdAtOrBefore: now, erasedBy, payload: forgetPayload(receiptId) },
-    now,
-  );
-  // The jobs visible to this transaction were all created before `now`.
-  const extractionJobs = await repositories.jobs.purgeOwner(trx, tenantId, subject);
-  const revisionActorsRedacted = await repositories.memories.replaceRevisionActor(
-    trx,
-    tenantId,
-    subject,
-    erasedBy,
-    now,
-  );
-  await purgeRequestIds(trx, {
-    tenantId,
-    subject,
-    methodPrefix: `${SERVICE}/`,
-    createdAtOrBefore: now,
-    keepMethods: [FORGET_USER],
-  });
-  return {
-    memories: purged.memories,
-    revisionsRedacted: purged.revisionsRedacted,
-    revisionActorsRedacted,
-    extractionJobs,
-  };
-}
-
-/**
- * `ForgetUser`, `GetForgetReceipt` and `ListForgetReceipts` of
- * `engram.governance.v1.GovernanceService`. ForgetUser erases governance's own content and
- * records the receipt in one transaction, then returns; the {@link ForgetWorker} carries out the
- * remaining steps (context, ingestion, the index) and completes the receipt.
- */
-export function createForgetHandlers(deps: ForgetDeps): Partial<ServiceImpl<typeof GovernanceService>> {
-  const receipts = new ForgetReceiptRepository(deps.store);
-  const memories = new MemoryRepository(deps.store);
-  const jobs = new ExtractionJobRepository(deps.store);
-
-  return {
-    async forgetUser(request, ctx) {
-      const principal = requirePrincipal(ctx.values);
-      const { subject, reason, requestId } = request;
-      if (subject === '') throw errors.fieldRequired('subject');
-      if (Array.from(subject).length > MAX_SUBJECT_CHARS) {
-        throw errors.fieldInvalid('subject', `at most ${MAX_SUBJECT_CHARS} characters`);
-      }
-      if (Array.from(reason).length > MAX_REASON_CHARS) {
-        throw errors.fieldInvalid('reason', `at most ${MAX_REASON_CHARS} characters`);
-      }
-      checkRequestId(requestId);
-      if (subject !== principal.subject && !isAdmin(principal)) {
-        throw errors.permissionDenied(
-          'ROLE_REQUIRED',
-          'forgetting another subject requires the "admin" role',
-          {
-            role: 'admin',
-          },
-        );
-      }
-      const key = requestKeyOf(principal, FORGET_USER, requestId);
-      const { result, replayed } = await idempotent(deps.store, key, { subject, reason }, async (trx) => {
-        const now = Date.now();
-        const created = await receipts.create(
-          trx,
-          { tenantId: principal.tenantId, subject, requestedBy: principal.subject, reason, requestId },
-          ZERO_FORGET_COUNTS,
-          now,
-        );
-        const counts = await eraseGovernanceContent(
-          trx,
-          { memories, jobs },
-          principal.tenantId,
-          subject,
-          created.id,
-          now,
-        );
-        await receipts.update(created, { counts: addForgetCounts(created.counts, counts) }, now, trx);
-        return { receiptId: created.id };
-      });
-      const receipt = await receipts.get(principal.tenantId, result.receiptId);
-      if (receipt === undefined) throw errors.notFound(forgetReceiptName(result.receiptId));
-      if (!replayed) {
-        deps.logger.info(
-          { forgetReceipt: forgetReceiptName(receipt.id), requestedBy: principal.subject, ...receipt.counts },
-          'forget request accepted; governance content erased',
-        );
-        deps.worker?.wake();
-      }
-      return { forgetReceipt: receiptMessage(receipt) };
-    },
-
-    async getForgetReceipt(request, ctx) {
-      const principal = requirePrincipal(ctx.values);
-      const id = parseReceiptName(request.name);
-      const receipt = await receipts.get(principal.tenantId, id);
-      // Invisible and absent look the same.
-      if (receipt === undefined || !mayRead(principal, receipt)) throw errors.notFound(forgetReceiptName(id));
-      return { forgetReceipt: receiptMessage(receipt) };
-    },
-
-    async listForgetReceipts(request, ctx) {
-      const principal = requirePrincipal(ctx.values);
-      if (request.pageSize < 0) throw errors.fieldInvalid('page_size', 'must not be negative');
-      const pageSize = request.pageSize === 0 ? 50 : Math.min(request.pageSize, 500);
-      const states = request.states.map((s) => {
-        const name = STATE_NAMES[s];
-        if (name === undefined) throw errors.fieldInvalid('states', 'UNSPECIFIED or unknown value');
-        return name;
-      });
-      const page = await receipts.list(
-        principal.tenantId,
-        {
-          ...(request.subject !== '' ? { subject: request.subject } : {}),
-          ...(states.length > 0 ? { states } : {}),
-          ...(isAdmin(principal) ? {} : { involving: principal.subject }),
-        },
-        { pageSize, pageToken: request.pageToken },
-      );
-      return { forgetReceipts: page.items.map(receiptMessage), nextPageToken: page.nextPageToken };
-    },
-  };
-}
 
 /** Retry policy and pacing of the forget worker. */
 export interface ForgetWorkerSettings {
@@ -335,99 +101,67 @@ export function forgetBackoffMs(
  * failure is shown in `last_error`.
  */
 export class ForgetWorker {
+  /** The loop: a pass at start, when woken (ForgetUser) and when the next receipt is due. */
+  readonly worker: Worker;
   readonly #receipts: ForgetReceiptRepository;
   readonly #memories: MemoryRepository;
-  #timer: NodeJS.Timeout | undefined;
-  #sweeping: Promise<void> | undefined;
-  #again = false;
-  #stopped = true;
-  #abort = new AbortController();
 
   constructor(private readonly deps: ForgetWorkerDeps) {
     this.#receipts = new ForgetReceiptRepository(deps.store);
     this.#memories = new MemoryRepository(deps.store);
+    const { pollMs } = this.settings;
+    this.worker = new Worker({
+      name: 'forget',
+      logger: deps.logger,
+      pass: (signal) => this.#pass(signal),
+      idleMs: pollMs,
+      // A failed pass (the database, not a step: steps keep their own backoff) is retried at the
+      // next poll.
+      backoff: { minMs: pollMs, maxMs: pollMs },
+    });
   }
 
   get settings(): ForgetWorkerSettings {
     return { ...DEFAULT_FORGET_WORKER_SETTINGS, ...this.deps.settings };
   }
 
-  /** Starts working (and sweeps at once: receipts left PENDING by a previous run). */
-  start(): void {
-    if (!this.#stopped) return;
-    this.#stopped = false;
-    this.#abort = new AbortController();
-    this.wake();
+  /** One pass: the due receipts, then a wait until the next is due (at most `pollMs`). */
+  async #pass(signal: AbortSignal): Promise<PassOutcome> {
+    await this.runOnce(Date.now(), signal);
+    // Until the next receipt is due (a backoff, an index poll, a lease).
+    const nextDue = await this.#receipts.nextDueAt();
+    return nextDue === undefined ? {} : { nextInMs: Math.max(10, nextDue - Date.now()) };
   }
 
-  /** Stops: calls in flight are cancelled, and their receipts resumed by the next start. */
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    this.#abort.abort(new ConnectError('the forget worker is stopping', Code.Canceled));
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    await this.#sweeping;
-  }
-
-  /** Looks for due receipts now (called after ForgetUser recorded one). */
-  wake(): void {
-    if (this.#stopped) return;
-    if (this.#sweeping !== undefined) {
-      this.#again = true;
-      return;
-    }
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#sweeping = this.runOnce()
-      .then(() => this.#receipts.nextDueAt())
-      .catch((error: unknown) => {
-        this.deps.logger.warn({ err: describe(error) }, 'forget sweep failed; retrying later');
-        return undefined;
-      })
-      .then((nextDue) => {
-        this.#sweeping = undefined;
-        if (this.#stopped) return;
-        if (this.#again) {
-          this.#again = false;
-          this.wake();
-          return;
-        }
-        const { pollMs } = this.settings;
-        // Until the next receipt is due (a backoff, an index poll, a lease), at most `pollMs`.
-        const delay = nextDue === undefined ? pollMs : Math.min(pollMs, Math.max(10, nextDue - Date.now()));
-        this.#timer = setTimeout(() => {
-          // A periodic sweep belongs to no request's trace.
-          withoutTrace(() => {
-            this.wake();
-          });
-        }, delay);
-        this.#timer.unref();
-      });
-  }
-
-  /** Works once on every due receipt (up to the batch size). Returns how many it took. */
-  async runOnce(now = Date.now()): Promise<number> {
+  /**
+   * Works once on every due receipt (up to the batch size). Returns how many it took. `signal`
+   * (the worker's: aborted when it stops) cancels the calls in flight; their receipts are resumed
+   * by the next start.
+   */
+  async runOnce(now = Date.now(), signal: AbortSignal = this.worker.signal): Promise<number> {
     const due = await this.#receipts.due(now, this.settings.batchSize);
     let taken = 0;
     for (const receipt of due) {
-      if (this.#abort.signal.aborted) break;
+      if (signal.aborted) break;
       const mine = await this.#receipts.take(receipt, this.settings.leaseMs);
       if (mine === undefined) continue;
       taken += 1;
-      await this.#work(mine);
+      await this.#work(mine, signal);
     }
     return taken;
   }
 
   /** Runs the receipt's steps until it completes, waits for the indexer, or a step fails. */
-  async #work(start: ForgetReceiptRecord): Promise<void> {
+  async #work(start: ForgetReceiptRecord, signal: AbortSignal): Promise<void> {
     const name = forgetReceiptName(start.id);
     const log = this.deps.logger.child({ forgetReceipt: name });
     let receipt: ForgetReceiptRecord | undefined = start;
     while (receipt?.state === 'PENDING') {
       const current: ForgetReceiptRecord = receipt;
       try {
-        receipt = await this.#step(current);
+        receipt = await this.#step(current, signal);
       } catch (error) {
-        if (this.#abort.signal.aborted) return;
+        if (signal.aborted) return;
         const failure = describeFailure(error);
         const failures = current.attempts + 1;
         const retryAt = Date.now() + forgetBackoffMs(failures, this.settings);
@@ -451,7 +185,7 @@ export class ForgetWorker {
    * Runs the receipt's current step and records it. Returns the updated receipt; the same record
    * when it must wait (for the indexer); undefined when another worker changed it meanwhile.
    */
-  async #step(r: ForgetReceiptRecord): Promise<ForgetReceiptRecord | undefined> {
+  async #step(r: ForgetReceiptRecord, signal: AbortSignal): Promise<ForgetReceiptRecord | undefined> {
     const now = Date.now();
     const lease = now + this.settings.leaseMs;
     const advance = (step: ForgetReceiptRecord['step'], counts: Partial<ForgetCountsRecord>, extra = {}) =>
@@ -471,11 +205,17 @@ export class ForgetWorker {
     };
     switch (r.step) {
       case 'CONTEXT': {
-        const erased = await this.deps.context.eraseSubject(request, await this.#callOptions(r.tenantId));
+        const erased = await this.deps.context.eraseSubject(
+          request,
+          await this.#callOptions(r.tenantId, signal),
+        );
         return advance('INGESTION', { sessionStates: Number(erased.sessionStates) });
       }
       case 'INGESTION': {
-        const erased = await this.deps.ingestion.eraseSubject(request, await this.#callOptions(r.tenantId));
+        const erased = await this.deps.ingestion.eraseSubject(
+          request,
+          await this.#callOptions(r.tenantId, signal),
+        );
         return advance('SWEEP', {
           documents: Number(erased.documents),
           chunks: Number(erased.chunks),
@@ -553,11 +293,8 @@ export class ForgetWorker {
     }
   }
 
-  async #callOptions(tenantId: string) {
-    return this.deps.credentials.callOptions(tenantId, {
-      timeoutMs: this.settings.callTimeoutMs,
-      signal: this.#abort.signal,
-    });
+  async #callOptions(tenantId: string, signal: AbortSignal) {
+    return this.deps.credentials.callOptions(tenantId, { timeoutMs: this.settings.callTimeoutMs, signal });
   }
 }
 
@@ -570,8 +307,4 @@ function describeFailure(error: unknown): { reason: string; message: string } {
     reason: info?.reason ?? FRAMEWORK_REASONS[connectError.code] ?? 'INTERNAL',
     message: `${Code[connectError.code]}: ${connectError.rawMessage}`.slice(0, 1_000),
   };
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }

@@ -6,11 +6,17 @@ export {
   type GovernanceConfig,
   type GovernanceDataConfig,
 } from './config.js';
-export { ExtractionRunner } from './extraction.js';
-export { ForgetWorker, createForgetHandlers, type ForgetWorkerDeps } from './forget.js';
-export { chooseExtractor, runOfflineExtractor } from './extractors.js';
-export { createGovernanceService, type GovernanceDeps } from './governance-service.js';
-export { registerGovernanceMetrics } from './metrics.js';
+export { governanceModule } from './module.js';
 export { openGovernanceResources, type GovernanceResources } from './resources.js';
-export { governanceRoutes } from './routes.js';
 export { createGovernanceServer } from './server.js';
+// The offline extractors and how they are scored on the labelled sample (`bench/extractors.ts`).
+export type { Candidate, ExtractionInput, ExtractorName } from './domain/candidate.js';
+export { extractOffline } from './domain/extractors/index.js';
+export {
+  rates,
+  scoreCase,
+  toExtractionInput,
+  total,
+  type CaseScore,
+  type Counts,
+} from './domain/extractors/scoring.js';

@@ -1,8 +1,19 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import { ErrorReason } from '@engram/contracts/common';
-import type { DecisionSchema, ExtractionJobSchema } from '@engram/contracts/governance';
-import type { ExtractionJobRecord, MemoryRecord } from '@engram/store';
+import {
+  ExtractionJobState,
+  type DecisionSchema,
+  type ExtractionJobSchema,
+  type ListExtractionJobsRequest,
+} from '@engram/contracts/governance';
+import { parseMemCellName, parseSessionName } from '@engram/resources';
+import type {
+  ExtractionJobFilter,
+  ExtractionJobRecord,
+  ExtractionJobState as StoredJobState,
+  MemoryRecord,
+} from '@engram/store';
 import type { Judgement } from './domain/rules/types.js';
 import { jobResult, type StoredDecision, type TokenUsage } from './extraction.js';
 import {
@@ -12,8 +23,29 @@ import {
   RUN_STATES,
   VERDICTS,
   candidateMessage,
+  enumNames,
   memoryMessage,
 } from './memory-api.js';
+
+const JOB_STATE_NAMES: Partial<Record<ExtractionJobState, StoredJobState>> = {
+  [ExtractionJobState.PENDING]: 'PENDING',
+  [ExtractionJobState.RUNNING]: 'RUNNING',
+  [ExtractionJobState.SUCCEEDED]: 'SUCCEEDED',
+  [ExtractionJobState.FAILED]: 'FAILED',
+};
+
+/** ListExtractionJobs' filters, checked, as the store's filter (the caller's ownership aside). */
+export function extractionJobFilterOf(request: ListExtractionJobsRequest): ExtractionJobFilter {
+  const memCellId =
+    request.memCell === '' ? undefined : parseMemCellName(request.memCell, 'mem_cell').memCellId;
+  const sessionId = request.session === '' ? undefined : parseSessionName(request.session, 'session');
+  const states = enumNames(request.states, JOB_STATE_NAMES, 'states');
+  return {
+    ...(memCellId !== undefined ? { memCellId } : {}),
+    ...(sessionId !== undefined ? { sessionId } : {}),
+    ...(states.length > 0 ? { states } : {}),
+  };
+}
 
 /** The `ErrorReason` enum value of a reason name (unknown names: INTERNAL). */
 export function errorReasonOf(name: string): ErrorReason {

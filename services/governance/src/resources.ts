@@ -4,7 +4,6 @@ import { ConfigError, loadTenantPolicies, type Logger, type TenantPolicies } fro
 import { isMysqlTarget, openStore, storeTarget, type Store } from '@engram/store';
 import type { GovernanceDataConfig } from './config.js';
 import { isPolicyError, resolvePolicy, type GovernancePolicy } from './domain/rules/policy.js';
-import { ExpirySweeper } from './expiry.js';
 
 /** Everything the governance service runs on, opened from configuration. */
 export interface GovernanceResources {
@@ -13,12 +12,14 @@ export interface GovernanceResources {
   readonly chatModel?: ChatModel;
   /** The hard rules' policy of a tenant: the documented defaults under the tenant's overrides. */
   readonly policies: (tenantId: string) => GovernancePolicy;
-  /** Marks expired memories EXPIRED (started with the process, stopped by `close`). */
-  readonly expiry: ExpirySweeper;
+  /** Closes what was opened (the store); the module's workers are stopped before. */
   close(): Promise<void>;
 }
 
-/** Opens governance's connection to the source of truth and its model client. */
+/**
+ * Opens governance's connection to the source of truth and its model client, and resolves the
+ * tenants' policies (no workers: `governanceModule` owns them).
+ */
 export function openGovernanceResources(
   config: GovernanceDataConfig & { readonly ENGRAM_TENANT_POLICY_FILE?: string | undefined },
   logger: Logger,
@@ -28,17 +29,11 @@ export function openGovernanceResources(
   if (!isMysqlTarget(target)) mkdirSync(config.ENGRAM_DATA_DIR, { recursive: true, mode: 0o700 });
   const store = openStore({ target });
   const chatModel = chatModelFromEnv(config, { logger });
-  const expiry = new ExpirySweeper({ store, logger: logger.child({ component: 'expiry' }) });
-  expiry.start();
   return {
     store,
     ...(chatModel !== undefined ? { chatModel } : {}),
     policies,
-    expiry,
-    async close() {
-      await expiry.stop();
-      await store.close();
-    },
+    close: () => store.close(),
   };
 }
 

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { timestampMs } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError, createClient, createRouterTransport } from '@connectrpc/connect';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ContextService, type EraseSubjectRequest as ContextEraseRequest } from '@engram/contracts/context';
 import { IngestionService, type EraseSubjectRequest } from '@engram/contracts/ingestion';
 import { createLogger, createServiceCredentials } from '@engram/runtime';
@@ -147,8 +147,8 @@ describe.each(dialects)('the forget worker on $name', (dialect) => {
       },
       ingestion: erasedByIngestion,
     });
-    const worker = new ForgetWorker({ store, logger, context, ingestion, credentials, settings: fast });
-    worker.start();
+    const forgetWorker = new ForgetWorker({ store, logger, context, ingestion, credentials, settings: fast });
+    forgetWorker.worker.start();
     try {
       const failed = await until(
         () => receipts.get('w1', receipt.id),
@@ -191,7 +191,7 @@ describe.each(dialects)('the forget worker on $name', (dialect) => {
       expect(done).toMatchObject({ step: 'DONE', lastErrorReason: '', counts: { vectorPoints: 2 } });
       expect(done?.completedAt).toBeDefined();
     } finally {
-      await worker.stop();
+      await forgetWorker.worker.stop();
     }
     // Context first (its states would go with ingestion's sessions), three attempts; ingestion once.
     expect(calls.map((c) => c.service)).toEqual(['context', 'context', 'context', 'ingestion']);
@@ -229,9 +229,9 @@ describe.each(dialects)('the forget worker on $name', (dialect) => {
       credentials,
       settings: { ...fast, leaseMs: 300 },
     });
-    first.start();
+    first.worker.start();
     await reached;
-    await first.stop();
+    await first.worker.stop();
     const left: ForgetReceiptRecord | undefined = await receipts.get('w2', receipt.id);
     expect(left).toMatchObject({ state: 'PENDING', step: 'CONTEXT', attempts: 0 });
 
@@ -247,7 +247,7 @@ describe.each(dialects)('the forget worker on $name', (dialect) => {
       credentials,
       settings: fast,
     });
-    second.start();
+    second.worker.start();
     try {
       await until(
         () => receipts.get('w2', receipt.id),
@@ -262,7 +262,7 @@ describe.each(dialects)('the forget worker on $name', (dialect) => {
       );
       expect(done?.counts).toMatchObject({ memories: 2, documents: 1, vectorPoints: 2 });
     } finally {
-      await second.stop();
+      await second.worker.stop();
     }
     expect(working.calls.map((c) => c.service)).toEqual(['context', 'ingestion']);
   });

@@ -3,8 +3,8 @@
  * the model's answers are scripted; HTTP, the `openai` client, the JSON Schema, parsing and
  * retries are real, through the real `OpenAIChatModel`).
  */
-import { afterEach, describe, expect, it } from '@jest/globals';
 import { Code } from '@connectrpc/connect';
+import { afterEach, describe, expect, it } from '@jest/globals';
 import { isModelOutputInvalid, OpenAIChatModel } from '@engram/llm';
 import { isEngramError, type EngramError } from '@engram/runtime';
 import {

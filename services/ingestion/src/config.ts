@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { envEnum, envInt, envString, parseEnv, serviceEnvSchema } from '@engram/runtime';
 import { llmEnvShape } from '@engram/llm';
+import { envEnum, envInt, envString, parseEnv, serviceEnvSchema } from '@engram/runtime';
 import { storeEnvShape } from '@engram/store';
 
 /** Port of the ingestion service when it runs as its own process (`ENGRAM_PORT` overrides). */

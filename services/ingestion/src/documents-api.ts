@@ -8,36 +8,6 @@ const MAX_DISPLAY_NAME = 256;
 const MAX_SOURCE_URI = 2048;
 const MAX_METADATA_ENTRIES = 32;
 
-const DOCUMENT_NAME = /^documents\/([0-9A-HJKMNP-TV-Z]{26})$/;
-const CHUNK_NAME = /^documents\/([0-9A-HJKMNP-TV-Z]{26})\/chunks\/([0-9A-HJKMNP-TV-Z]{26})$/;
-
-/** The viewer of a principal: visibility is computed from the credential only. */
-export /** `documents/{id}` → id, or INVALID_ARGUMENT `NAME_INVALID`. */
-function parseDocumentName(name: string, field = 'name'): string {
-  if (name === '') throw errors.fieldRequired(field);
-  const id = DOCUMENT_NAME.exec(name)?.[1];
-  if (id === undefined) {
-    throw errors.invalidArgument('NAME_INVALID', `${field} must look like documents/{document}`, {
-      field,
-      pattern: 'documents/{document}',
-    });
-  }
-  return id;
-}
-
-/** `documents/{d}/chunks/{c}` → ids, or INVALID_ARGUMENT `NAME_INVALID`. */
-export function parseChunkName(name: string): { documentId: string; chunkId: string } {
-  if (name === '') throw errors.fieldRequired('name');
-  const match = CHUNK_NAME.exec(name);
-  if (match?.[1] === undefined || match[2] === undefined) {
-    throw errors.invalidArgument('NAME_INVALID', 'name must look like documents/{document}/chunks/{chunk}', {
-      field: 'name',
-      pattern: 'documents/{document}/chunks/{chunk}',
-    });
-  }
-  return { documentId: match[1], chunkId: match[2] };
-}
-
 /**
  * The scope a principal may give a new document: SELF by default; ORG only for a member of
  * `org_id`; PLATFORM only with the `platform` role. `org_id` is set exactly when the scope is ORG.
@@ -135,6 +105,3 @@ export function defaultDisplayName(sourceUri: string, text: string): string {
     .slice(0, MAX_DISPLAY_NAME)
     .join('');
 }
-
-/** Stored documents and chunks as API resources: the one mapping, shared with retrieval. */
-export { chunkMessage, documentMessage } from '@engram/resources';

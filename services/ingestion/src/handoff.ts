@@ -2,11 +2,12 @@ import { Code, ConnectError, type Client } from '@connectrpc/connect';
 import { ErrorReason } from '@engram/contracts/common';
 import { ExtractionJobState, type GovernanceService } from '@engram/contracts/governance';
 import {
+  Worker,
+  describeError,
   errorInfoOf,
   isEngramError,
   type Logger,
   type ServiceCredentials,
-  withoutTrace,
 } from '@engram/runtime';
 import { inTransaction, SessionRepository, type MemCellRecord, type Store } from '@engram/store';
 
@@ -62,13 +63,12 @@ export function backoffMs(attempts: number, settings: HandOffSettings, random = 
  * and gets the same governance job back instead of starting a second one.
  */
 export class ExtractionHandOff {
+  /** The sweep: at start, after commits that closed cells, when a slot frees up, every `pollMs`. */
+  readonly worker: Worker;
+  readonly settings: HandOffSettings;
   readonly #sessions: SessionRepository;
   readonly #inFlight = new Map<string, Promise<void>>();
   readonly #waiters = new Set<() => void>();
-  #timer: NodeJS.Timeout | undefined;
-  #sweeping: Promise<void> | undefined;
-  #again = false;
-  #stopped = false;
 
   constructor(
     private readonly deps: {
@@ -80,54 +80,23 @@ export class ExtractionHandOff {
     },
   ) {
     this.#sessions = new SessionRepository(deps.store);
-  }
-
-  get settings(): HandOffSettings {
-    return { ...DEFAULT_HANDOFF_SETTINGS, ...this.deps.settings };
-  }
-
-  /** Starts the periodic sweep (and sweeps at once: cells left over by a previous run). */
-  start(): void {
-    this.#stopped = false;
-    this.wake();
-  }
-
-  /** Stops sweeping and waits for the attempts in flight (their state is durable either way). */
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    await this.#sweeping;
-    await Promise.allSettled([...this.#inFlight.values()]);
+    this.settings = { ...DEFAULT_HANDOFF_SETTINGS, ...deps.settings };
+    const { pollMs } = this.settings;
+    this.worker = new Worker({
+      name: 'hand-off',
+      logger: deps.logger,
+      idleMs: pollMs,
+      // A failed sweep (the store unreachable) is tried again at the next poll.
+      backoff: { minMs: pollMs, maxMs: pollMs },
+      pass: (signal) => this.#sweep(signal),
+      // Stopping waits for the attempts in flight (their state is durable either way).
+      drain: () => Promise.allSettled([...this.#inFlight.values()]),
+    });
   }
 
   /** Looks for due cells now (called after a commit that closed cells). */
   wake(): void {
-    if (this.#stopped) return;
-    if (this.#sweeping !== undefined) {
-      this.#again = true;
-      return;
-    }
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#sweeping = this.#sweep()
-      .catch((error: unknown) => {
-        this.deps.logger.warn({ err: describe(error) }, 'extraction hand-off sweep failed; retrying later');
-      })
-      .finally(() => {
-        this.#sweeping = undefined;
-        if (this.#stopped) return;
-        if (this.#again) {
-          this.#again = false;
-          this.wake();
-        } else {
-          this.#timer = setTimeout(() => {
-            // A periodic sweep belongs to no request's trace.
-            withoutTrace(() => {
-              this.wake();
-            });
-          }, this.settings.pollMs);
-          this.#timer.unref();
-        }
-      });
+    this.worker.wake();
   }
 
   /** Resolves when some attempt ends (used by `FlushSession` with `wait_for_extraction`). */
@@ -135,7 +104,8 @@ export class ExtractionHandOff {
     return new Promise((resolve) => this.#waiters.add(resolve));
   }
 
-  async #sweep(): Promise<void> {
+  /** Starts attempts for due cells, up to `concurrency` in flight; they end on their own. */
+  async #sweep(signal: AbortSignal): Promise<void> {
     const { concurrency, callTimeoutMs } = this.settings;
     const free = concurrency - this.#inFlight.size;
     if (free <= 0) return;
@@ -144,14 +114,14 @@ export class ExtractionHandOff {
     const stale = await this.#sessions.staleExtractingMemCells(free, now - callTimeoutMs - 30_000);
     const due = await this.#sessions.dueMemCells(free + this.#inFlight.size, now);
     for (const cell of [...stale, ...due]) {
-      if (this.#inFlight.size >= concurrency || this.#stopped) break;
+      if (this.#inFlight.size >= concurrency || signal.aborted) break;
       if (this.#inFlight.has(cell.id)) continue;
       const attempt = this.#attempt(cell)
         // A failure to record the outcome (the store unreachable) leaves the cell as it was: it is
         // taken up again by a later sweep. It must never reach the process as an unhandled rejection.
         .catch((error: unknown) => {
           this.deps.logger.warn(
-            { memCell: cell.id, err: describe(error) },
+            { memCell: cell.id, err: describeError(error) },
             'extraction hand-off attempt not recorded; retried later',
           );
         })
@@ -160,7 +130,7 @@ export class ExtractionHandOff {
           for (const resolve of this.#waiters) resolve();
           this.#waiters.clear();
           // A slot is free: look for more work.
-          this.wake();
+          this.worker.wake();
         });
       this.#inFlight.set(cell.id, attempt);
     }
@@ -195,13 +165,17 @@ export class ExtractionHandOff {
       throw error;
     }
     const name = `sessions/${cell.sessionId}/memCells/${id}`;
+    const requestId = `mc-${id}-${attempt}`;
     const log = this.deps.logger.child({ memCell: name, attempt });
     try {
+      // The tenant's service token, the active trace context, and the attempt's request id as
+      // `x-request-id`: governance's log lines of the call carry the id its job is keyed by.
       const options = await this.deps.credentials.callOptions(tenantId, {
         timeoutMs: this.settings.callTimeoutMs,
+        headers: { 'x-request-id': requestId },
       });
       const { extractionJob: job } = await this.deps.governance.extractMemories(
-        { memCell: name, requestId: `mc-${id}-${attempt}` },
+        { memCell: name, requestId },
         options,
       );
       const jobId = job?.name.replace(/^extractionJobs\//, '');
@@ -223,7 +197,7 @@ export class ExtractionHandOff {
       });
     } catch (error) {
       const connectError = unreachable(error)
-        ? new ConnectError(`governance unreachable: ${describe(error)}`, Code.Unavailable)
+        ? new ConnectError(`governance unreachable: ${describeError(error)}`, Code.Unavailable)
         : ConnectError.from(error);
       const info = errorInfoOf(connectError);
       await this.#failed(taken, {
@@ -305,8 +279,4 @@ function unreachable(error: unknown): boolean {
 
 function isEngramErrorWithReason(error: unknown, reason: string): boolean {
   return isEngramError(error) && error.reason === reason;
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }

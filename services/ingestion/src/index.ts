@@ -6,9 +6,14 @@ export {
   type IngestionConfig,
   type IngestionDataConfig,
 } from './config.js';
-export { createIngestionService, type IngestionDeps } from './ingestion-service.js';
-export { openIngestionResources, type IngestionResources } from './resources.js';
-export { ingestionRoutes } from './routes.js';
+export {
+  openIngestionResources,
+  type IngestionResources,
+  type IngestionResourcesConfig,
+} from './resources.js';
+export { ingestionModule } from './module.js';
 export { createIngestionServer } from './server.js';
-export { Segmenter, boundaryJudge, modelJudge, offlineJudge, type BoundaryJudge } from './segmenter.js';
-export { ExtractionHandOff } from './handoff.js';
+// The chunker and the offline topic-shift detector, for bench/chunk-size.ts and bench/topic-shift.ts.
+export { chunkText, type ChunkPiece } from './domain/chunker.js';
+export { splitPositions, type JudgedMessage, type JudgedRole } from './domain/boundary-judgement.js';
+export { DEFAULT_TOPIC_SHIFT_OPTIONS, scoreGaps, selectSplits, windowTexts } from './domain/topic-shift.js';

@@ -1,43 +1,54 @@
 import { mkdirSync } from 'node:fs';
-import type { Transport } from '@connectrpc/connect';
-import { GovernanceService } from '@engram/contracts/governance';
-import { loadTenantPolicies, serviceClient, type Logger, type ServiceCredentials } from '@engram/runtime';
+import { LocalEmbedder, resolveModelRoot, type Embedder } from '@engram/embeddings';
+import { chatModelFromEnv } from '@engram/llm';
+import { loadTenantPolicies, type Logger } from '@engram/runtime';
 import { isMysqlTarget, openStore, storeTarget, type Store } from '@engram/store';
 import type { IngestionDataConfig } from './config.js';
+import type { IngestionSettings } from './deps.js';
 import { DEFAULT_CHUNK_SIZE, DEFAULT_OVERLAP } from './domain/chunker.js';
-import { ExtractionHandOff } from './handoff.js';
-import { Segmenter, type BoundaryJudge } from './segmenter.js';
-import type { IngestionDeps } from './ingestion-service.js';
+import { boundaryJudge, type BoundaryJudge } from './segmenter.js';
 
 /** Everything the ingestion service runs on, opened from configuration. */
 export interface IngestionResources {
   readonly store: Store;
-  readonly settings: IngestionDeps['settings'];
-  /**
-   * Starts the background work: the durable hand-off of MemCells to governance over `transport`
-   * (the network, or the all-in-one's in-process transport) with the process's service
-   * credentials, and the asynchronous boundary detection (the judge, the silence sweep).
-   */
-  startWorkers(options: {
-    readonly transport: Transport;
-    readonly credentials: ServiceCredentials;
-    readonly logger: Logger;
-    readonly judge?: BoundaryJudge;
-  }): { handOff: ExtractionHandOff; segmenter: Segmenter };
+  readonly settings: IngestionSettings;
+  /** The judge of topic shifts in open tails: the configured language model, else the offline detector. */
+  readonly judge: BoundaryJudge;
+  /** Closes what was opened here: the database, and the embedding model when it was created here. */
   close(): Promise<void>;
 }
 
-/** Opens ingestion's connection to the source of truth and resolves its settings. */
+/** What ingestion's resources are opened from (its own process's configuration, or the all-in-one's). */
+export type IngestionResourcesConfig = IngestionDataConfig & {
+  readonly ENGRAM_TENANT_POLICY_FILE?: string | undefined;
+  /** The local embedding model's directory, for the offline topic-shift detector. */
+  readonly ENGRAM_MODEL_DIR?: string | undefined;
+};
+
+/**
+ * Opens ingestion's connection to the source of truth, resolves its settings and builds the
+ * boundary judge: the language model where one is configured, else the offline topic-shift
+ * detector over `shared.embedder` (the all-in-one shares retrieval's) or, without one, a local
+ * embedding model of its own, closed with these resources.
+ */
 export function openIngestionResources(
-  config: IngestionDataConfig & { readonly ENGRAM_TENANT_POLICY_FILE?: string | undefined },
+  config: IngestionResourcesConfig,
+  shared: { readonly embedder?: () => Embedder } = {},
+  logger?: Logger,
 ): IngestionResources {
   const tenants = loadTenantPolicies(config.ENGRAM_TENANT_POLICY_FILE);
+  let ownEmbedder: Embedder | undefined;
+  const embedder =
+    shared.embedder ??
+    (() => (ownEmbedder ??= new LocalEmbedder({ modelRoot: resolveModelRoot(config.ENGRAM_MODEL_DIR) })));
+  // Before the store opens: a bad model configuration fails the start with nothing to close.
+  const judge = boundaryJudge(chatModelFromEnv(config, logger === undefined ? {} : { logger }), embedder);
   const target = storeTarget(config);
   if (!isMysqlTarget(target)) mkdirSync(config.ENGRAM_DATA_DIR, { recursive: true, mode: 0o700 });
   const store = openStore({ target });
-  let workers: { handOff: ExtractionHandOff; segmenter: Segmenter } | undefined;
   return {
     store,
+    judge,
     settings: {
       maxDocumentBytes: config.ENGRAM_MAX_DOCUMENT_BYTES,
       chunkSize: config.ENGRAM_CHUNK_SIZE ?? DEFAULT_CHUNK_SIZE,
@@ -50,32 +61,11 @@ export function openIngestionResources(
         tokenCap: config.ENGRAM_BOUNDARY_TOKEN_CAP,
         messageCap: config.ENGRAM_BOUNDARY_MESSAGE_CAP,
       },
-    },
-    startWorkers({ transport, credentials, logger, judge }) {
-      if (workers !== undefined) return workers;
-      const handOff = new ExtractionHandOff({
-        store,
-        governance: serviceClient(GovernanceService, transport),
-        credentials,
-        logger: logger.child({ component: 'extraction-handoff' }),
-        settings: { maxAttempts: config.ENGRAM_EXTRACTION_MAX_ATTEMPTS },
-      });
-      const segmenter = new Segmenter({
-        store,
-        rules: this.settings.boundaries,
-        ...(judge !== undefined ? { judge } : {}),
-        handOff,
-        logger: logger.child({ component: 'segmenter' }),
-      });
-      handOff.start();
-      segmenter.start();
-      workers = { handOff, segmenter };
-      return workers;
+      maxExtractionAttempts: config.ENGRAM_EXTRACTION_MAX_ATTEMPTS,
     },
     async close() {
-      await workers?.segmenter.stop();
-      await workers?.handOff.stop();
       await store.close();
+      await ownEmbedder?.close();
     },
   };
 }

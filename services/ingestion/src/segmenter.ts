@@ -1,12 +1,12 @@
 import { setMaxListeners } from 'node:events';
-import type { Logger } from '@engram/runtime';
-import { SessionRepository, inTransaction, type Store } from '@engram/store';
 import type { Embedder } from '@engram/embeddings';
-import type { JudgedMessage, TopicJudgement } from './domain/boundary-judgement.js';
 import type { ChatModel } from '@engram/llm';
+import { Worker, describeError, type Logger } from '@engram/runtime';
+import { SessionRepository, inTransaction, type Store } from '@engram/store';
+import type { BoundaryRules } from './domain/boundaries.js';
+import type { JudgedMessage, TopicJudgement } from './domain/boundary-judgement.js';
 import { detectTopicShiftsWithModel } from './domain/model-boundary.js';
 import { detectTopicShifts, type WindowVectorCache } from './domain/topic-shift.js';
-import type { BoundaryRules } from './domain/boundaries.js';
 import type { ExtractionHandOff } from './handoff.js';
 
 /** A judge of topic shifts inside an open tail: the language model, or the offline detector. */
@@ -88,11 +88,13 @@ export const DEFAULT_SEGMENTER_SETTINGS: SegmenterSettings = {
  * after the next append.
  */
 export class Segmenter {
+  /** The silence sweep (TIME_GAP by silence): at start, then every `sweepMs`. */
+  readonly worker: Worker;
+  readonly settings: SegmenterSettings;
   readonly #sessions: SessionRepository;
   readonly #pending = new Map<string, NodeJS.Timeout>();
   readonly #running = new Set<Promise<void>>();
   readonly #abort = new AbortController();
-  #sweepTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly deps: {
@@ -107,27 +109,19 @@ export class Segmenter {
     // Every running judgement listens to this one signal.
     setMaxListeners(0, this.#abort.signal);
     this.#sessions = new SessionRepository(deps.store);
-  }
-
-  get settings(): SegmenterSettings {
-    return { ...DEFAULT_SEGMENTER_SETTINGS, ...this.deps.settings };
-  }
-
-  start(): void {
-    const tick = () => {
-      this.#track(this.sweepSilence());
-      this.#sweepTimer = setTimeout(tick, this.settings.sweepMs);
-      this.#sweepTimer.unref();
-    };
-    tick();
-  }
-
-  async stop(): Promise<void> {
-    if (this.#sweepTimer !== undefined) clearTimeout(this.#sweepTimer);
-    for (const timer of this.#pending.values()) clearTimeout(timer);
-    this.#pending.clear();
-    this.#abort.abort(new Error('shutting down'));
-    await Promise.allSettled([...this.#running]);
+    this.settings = { ...DEFAULT_SEGMENTER_SETTINGS, ...deps.settings };
+    const { sweepMs } = this.settings;
+    this.worker = new Worker({
+      name: 'segmenter',
+      logger: deps.logger,
+      idleMs: sweepMs,
+      // A failed sweep is tried again at the next one.
+      backoff: { minMs: sweepMs, maxMs: sweepMs },
+      pass: async () => {
+        await this.sweepSilence();
+      },
+      drain: () => this.#stopJudging(),
+    });
   }
 
   /** A session's open tail grew: judge it after the debounce. */
@@ -210,13 +204,21 @@ export class Segmenter {
     return closed;
   }
 
+  /** Cancels the debounced judgements and aborts the running ones (run once the sweep stopped). */
+  async #stopJudging(): Promise<void> {
+    for (const timer of this.#pending.values()) clearTimeout(timer);
+    this.#pending.clear();
+    this.#abort.abort(new Error('shutting down'));
+    await Promise.allSettled([...this.#running]);
+  }
+
   #track(work: Promise<unknown>): void {
     const tracked = work.then(
       () => undefined,
       (error: unknown) => {
         if (this.#abort.signal.aborted) return;
         this.deps.logger.warn(
-          { err: error instanceof Error ? `${error.name}: ${error.message}` : String(error) },
+          { err: describeError(error) },
           'boundary detection failed; the tail is judged again after the next append',
         );
       },

@@ -1,5 +1,5 @@
-import { timestampDate, timestampFromMs, type Timestamp } from '@bufbuild/protobuf/wkt';
 import type { MessageInitShape } from '@bufbuild/protobuf';
+import { timestampDate, timestampFromMs, type Timestamp } from '@bufbuild/protobuf/wkt';
 import { ErrorReason } from '@engram/contracts/common';
 import {
   BoundaryReason,
@@ -14,7 +14,6 @@ import {
 } from '@engram/contracts/ingestion';
 import { redact } from '@engram/redaction';
 import { errors } from '@engram/runtime';
-import { ULID_PATTERN, badName, parseMessageName, parseSessionName } from '@engram/resources';
 import type {
   BoundaryReason as StoredBoundaryReason,
   MemCellRecord,
@@ -39,7 +38,6 @@ export const MAX_MESSAGES_PER_APPEND = 100;
 /** How far in the future of the server clock an `occur_time` may be, ms. */
 export const MAX_FUTURE_MS = 5 * 60_000;
 
-const MEM_CELL_NAME = new RegExp(`^sessions/(${ULID_PATTERN})/memCells/(${ULID_PATTERN})$`);
 const EXTERNAL_ID = /^[A-Za-z0-9_.:/-]{1,128}$/;
 const PARTICIPANT = /^[A-Za-z0-9_-]{1,64}$/;
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -47,18 +45,6 @@ const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const LANGUAGE_CODE = /^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$/;
 
 const chars = (s: string) => Array.from(s).length;
-
-export { parseMessageName, parseSessionName };
-
-/** `sessions/{s}/memCells/{c}` → ids. */
-export function parseMemCellName(name: string): { sessionId: string; memCellId: string } {
-  if (name === '') throw errors.fieldRequired('name');
-  const match = MEM_CELL_NAME.exec(name);
-  if (match?.[1] === undefined || match[2] === undefined) {
-    return badName('name', 'sessions/{session}/memCells/{mem_cell}');
-  }
-  return { sessionId: match[1], memCellId: match[2] };
-}
 
 /** Metadata maps: up to 32 entries, keys 1–64 characters, values up to 512. */
 export function checkMetadata(field: string, metadata: Readonly<Record<string, string>>): void {

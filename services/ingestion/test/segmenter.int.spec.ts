@@ -24,7 +24,7 @@ describe.each(dialects)('the silence sweep on $name', (dialect) => {
     });
   });
   afterAll(async () => {
-    await segmenter.stop();
+    await segmenter.worker.stop();
     await dispose();
   });
 

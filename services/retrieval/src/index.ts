@@ -7,8 +7,10 @@ export {
   type RetrievalConfig,
   type RetrievalDataConfig,
 } from './config.js';
-export { registerRetrievalMetrics } from './metrics.js';
+export { retrievalModule } from './module.js';
 export { openRetrievalResources, type RetrievalResources } from './resources.js';
-export { createRetrievalService, type RetrievalDeps } from './retrieval-service.js';
-export { retrievalRoutes } from './routes.js';
 export { createRetrievalServer } from './server.js';
+// The embedder and the query plan and filters of Search, for the floors of bench/perf/run.ts.
+export { createEmbedder } from './resources.js';
+export { indexFilters } from './search.js';
+export { searchPlan } from './search-api.js';

@@ -1,10 +1,8 @@
 import { createLogger, runMain } from '@engram/runtime';
 import { openStore, storeTarget } from '@engram/store';
-import { createEmbeddedStore, createQdrantStore } from '@engram/vector-index';
-import { join } from 'node:path';
 import { loadConfig } from './config.js';
 import { rebuildCollection } from './indexer/rebuild.js';
-import { createEmbedder } from './resources.js';
+import { createEmbedder, createVectorStore } from './resources.js';
 
 /**
  * `npm run reindex`: rebuilds the whole vector index from the source of truth for the configured
@@ -16,13 +14,7 @@ runMain(async () => {
   const config = loadConfig(process.env);
   const logger = createLogger({ service: 'reindex', level: config.ENGRAM_LOG_LEVEL });
   const store = openStore({ target: storeTarget(config) });
-  const vectors =
-    config.QDRANT_URL === undefined
-      ? createEmbeddedStore({ path: join(config.ENGRAM_DATA_DIR, 'vectors') })
-      : createQdrantStore({
-          url: config.QDRANT_URL,
-          ...(config.QDRANT_API_KEY === undefined ? {} : { apiKey: config.QDRANT_API_KEY }),
-        });
+  const vectors = createVectorStore(config);
   const embedder = createEmbedder(config);
   try {
     const report = await rebuildCollection(

@@ -11,7 +11,7 @@ import {
   type Embedder,
   type Reranker,
 } from '@engram/embeddings';
-import type { Logger } from '@engram/runtime';
+import { describeError, type Logger } from '@engram/runtime';
 import {
   ReindexJobRepository,
   failStaleReindexJobs,
@@ -23,8 +23,8 @@ import {
 import { createEmbeddedStore, createQdrantStore, type VectorStore } from '@engram/vector-index';
 import type { RetrievalDataConfig } from './config.js';
 import { ensureLiveIndex, indexSpec, type LiveIndex } from './indexer/collections.js';
-import { rebuildCollection } from './indexer/rebuild.js';
 import { Indexer } from './indexer/indexer.js';
+import { rebuildCollection } from './indexer/rebuild.js';
 import { ReindexWorker } from './indexer/reindex-worker.js';
 
 /** Everything the retrieval service runs on, opened from configuration. */
@@ -35,12 +35,24 @@ export interface RetrievalResources {
   /** Present when a reranker is configured. */
   readonly reranker?: Reranker;
   readonly live: LiveIndex;
-  /** Present when this process runs the indexer. */
+  /** Present when this process runs the indexer (its worker is the module's to start). */
   readonly indexer?: Indexer;
-  /** Runs tenant-scoped reindex jobs accepted by this process. */
+  /** Runs tenant-scoped reindex jobs accepted by this process (closed by the module's stop). */
   readonly reindex: ReindexWorker;
-  /** Stops the indexer, then closes the index, the model and the database. */
+  /** Cancels a rebuild still running, then closes the index, the models and the database. */
   close(): Promise<void>;
+}
+
+/** The vector index of a configuration: Qdrant, or the embedded index in the data directory. */
+export function createVectorStore(
+  config: Pick<RetrievalDataConfig, 'QDRANT_URL' | 'QDRANT_API_KEY' | 'ENGRAM_DATA_DIR'>,
+): VectorStore {
+  return config.QDRANT_URL === undefined
+    ? createEmbeddedStore({ path: join(config.ENGRAM_DATA_DIR, 'vectors') })
+    : createQdrantStore({
+        url: config.QDRANT_URL,
+        ...(config.QDRANT_API_KEY === undefined ? {} : { apiKey: config.QDRANT_API_KEY }),
+      });
 }
 
 /**
@@ -90,11 +102,51 @@ export function createReranker(config: RetrievalDataConfig): Reranker | undefine
 }
 
 /**
+ * After an upgrade (another model or index text version): rebuilds the live collection into a new
+ * generation in the background, swaps the alias, marks the live index current and wakes the
+ * indexer, whose passes wait meanwhile. Search answers lexical-only until the swap
+ * (DEGRADED_REASON_INDEX_STALE). A failure leaves indexing paused until a Reindex, and says so.
+ * Once `closing()` answers true, the outcome is dropped (the index is being closed under it).
+ */
+function rebuildStaleIndex(
+  deps: { store: Store; vectors: VectorStore; embedder: Embedder; live: LiveIndex; indexer: Indexer },
+  logger: Logger,
+  closing: () => boolean,
+): Promise<void> {
+  const { store, vectors, embedder, live, indexer } = deps;
+  const target = indexSpec(embedder);
+  logger.warn(
+    { liveModel: live.spec.model, configuredModel: target.model },
+    'the live index was built with another embedding model: rebuilding it in the background',
+  );
+  return rebuildCollection({ store, vectors, embedder, logger: logger.child({ component: 'rebuild' }) })
+    .then((report) => {
+      if (closing()) return;
+      live.collection = report.collection;
+      live.spec = target;
+      live.stale = false;
+      indexer.worker.wake();
+      logger.info(
+        { collection: report.collection, points: report.points },
+        'index rebuilt for the new model',
+      );
+    })
+    .catch((error: unknown) => {
+      if (closing()) return;
+      logger.error(
+        { err: describeError(error) },
+        'rebuilding the index failed: run Reindex; indexing is paused until then',
+      );
+    });
+}
+
+/**
  * Opens the source of truth, the vector index (Qdrant, or the embedded index in the data
- * directory), and the embedder; ensures the live collection; starts the indexer unless disabled.
- * A live collection built with another embedding model (or index text version) is rebuilt in the
- * background (`ENGRAM_REBUILD_STALE_INDEX`, default on), and Search answers lexical-only until the
- * swap; with the rebuild off, the indexer waits for a Reindex, and the log says so.
+ * directory), the embedder and the reranker; ensures the live collection; builds the indexer
+ * unless disabled (the module runs its worker). A live collection built with another embedding
+ * model (or index text version) is rebuilt in the background (`ENGRAM_REBUILD_STALE_INDEX`,
+ * default on), and Search answers lexical-only until the swap; with the rebuild off, the indexer
+ * waits for a Reindex, and the log says so.
  */
 export async function openRetrievalResources(
   config: RetrievalDataConfig,
@@ -105,13 +157,7 @@ export async function openRetrievalResources(
     mkdirSync(config.ENGRAM_DATA_DIR, { recursive: true, mode: 0o700 });
   }
   const store = openStore({ target });
-  const vectors =
-    config.QDRANT_URL === undefined
-      ? createEmbeddedStore({ path: join(config.ENGRAM_DATA_DIR, 'vectors') })
-      : createQdrantStore({
-          url: config.QDRANT_URL,
-          ...(config.QDRANT_API_KEY === undefined ? {} : { apiKey: config.QDRANT_API_KEY }),
-        });
+  const vectors = createVectorStore(config);
   const embedder = createEmbedder(config);
   const reranker = createReranker(config);
   try {
@@ -120,55 +166,22 @@ export async function openRetrievalResources(
     const live = await ensureLiveIndex(vectors, indexSpec(embedder));
     // Load the index now (the embedded one reads every point into memory), not on the first search.
     await live.index.count();
-    let indexer: Indexer | undefined;
-    if (config.ENGRAM_INDEXER === 'on') {
-      indexer = new Indexer({
-        store,
-        embedder,
-        index: live.index,
-        logger: logger.child({ component: 'indexer' }),
-        leaseMs: config.ENGRAM_INDEXER_LEASE_MS,
-      });
-    }
+    const indexer =
+      config.ENGRAM_INDEXER === 'on'
+        ? new Indexer({
+            store,
+            embedder,
+            index: live.index,
+            logger: logger.child({ component: 'indexer' }),
+            leaseMs: config.ENGRAM_INDEXER_LEASE_MS,
+            paused: () => live.stale,
+          })
+        : undefined;
     let closing = false;
     let rebuilding: Promise<void> | undefined;
-    if (!live.stale) {
-      indexer?.start();
-    } else if (indexer !== undefined && config.ENGRAM_REBUILD_STALE_INDEX === 'on') {
-      // After an upgrade (another model or index text version): rebuild into a new generation
-      // in the background, swap the alias, then index as usual. Search answers lexical-only
-      // until the swap (DEGRADED_REASON_INDEX_STALE).
-      const target = indexSpec(embedder);
-      logger.warn(
-        { liveModel: live.spec.model, configuredModel: target.model },
-        'the live index was built with another embedding model: rebuilding it in the background',
-      );
-      const started = indexer;
-      rebuilding = rebuildCollection({
-        store,
-        vectors,
-        embedder,
-        logger: logger.child({ component: 'rebuild' }),
-      })
-        .then((report) => {
-          if (closing) return;
-          live.collection = report.collection;
-          live.spec = target;
-          live.stale = false;
-          started.start();
-          logger.info(
-            { collection: report.collection, points: report.points },
-            'index rebuilt for the new model',
-          );
-        })
-        .catch((error: unknown) => {
-          if (closing) return;
-          logger.error(
-            { err: error instanceof Error ? error.message : String(error) },
-            'rebuilding the index failed: run Reindex; indexing is paused until then',
-          );
-        });
-    } else {
+    if (live.stale && indexer !== undefined && config.ENGRAM_REBUILD_STALE_INDEX === 'on') {
+      rebuilding = rebuildStaleIndex({ store, vectors, embedder, live, indexer }, logger, () => closing);
+    } else if (live.stale) {
       logger.error(
         { liveModel: live.spec.model, configuredModel: indexSpec(embedder).model },
         'the live index was built with another embedding model: run Reindex; indexing is paused until then',
@@ -195,8 +208,6 @@ export async function openRetrievalResources(
       ...(indexer === undefined ? {} : { indexer }),
       close: async () => {
         closing = true;
-        await reindex.close();
-        await indexer?.stop();
         await vectors.close();
         // A rebuild still running fails on the closed index; let it settle before the rest goes.
         await rebuilding;

@@ -15,9 +15,18 @@ import {
   type SearchRequest,
 } from '@engram/contracts/retrieval';
 import { detectLanguage } from '@engram/lexical';
+import {
+  MEMORY_TYPES as TYPES,
+  SCOPES,
+  ULID_PATTERN,
+  chunkMessage,
+  documentMessage,
+  memoryMessage,
+} from '@engram/resources';
 import { errors, type Principal } from '@engram/runtime';
 import type { MemoryType, MessageRecord, Scope } from '@engram/store';
 import type { ItemKind as PointKind } from '@engram/vector-index';
+import { asksCurrentState, queryForm, queryTimeWindow, type QueryTimeWindow } from './domain/query.js';
 import {
   resolveRankingOptions,
   type Fusion as FusionName,
@@ -27,14 +36,6 @@ import {
   type Recency as RecencyName,
   type ScoreBreakdown,
 } from './domain/ranking.js';
-import { asksCurrentState, queryForm, queryTimeWindow, type QueryTimeWindow } from './domain/query.js';
-import {
-  MEMORY_TYPES as TYPES,
-  SCOPES,
-  chunkMessage,
-  documentMessage,
-  memoryMessage,
-} from '@engram/resources';
 
 /** Limits documented on SearchRequest and SearchFilter. */
 export const MAX_QUERY_CHARS = 4_000;
@@ -51,9 +52,8 @@ const MAX_SCOPES = 3;
 const MAX_ORG_IDS = 20;
 const MAX_NAMES = 50;
 
-const ULID = '[0-9A-HJKMNP-TV-Z]{26}';
-const SESSION_NAME = new RegExp(`^sessions/(${ULID})$`);
-const DOCUMENT_NAME = new RegExp(`^documents/(${ULID})$`);
+const SESSION_NAME = new RegExp(`^sessions/(${ULID_PATTERN})$`);
+const DOCUMENT_NAME = new RegExp(`^documents/(${ULID_PATTERN})$`);
 
 /** A validated search request: everything the handler needs, in domain terms. */
 export interface SearchPlan {
@@ -332,7 +332,8 @@ function filterPlan(request: SearchRequest, principal: Principal): SearchFilterP
   };
 }
 
-const EMPTY_FILTER: SearchFilterPlan = {
+/** The filter of a request that names none: every kind, no narrowing. */
+export const EMPTY_FILTER: SearchFilterPlan = {
   kinds: ['MEMORY', 'CHUNK', 'ROUND'],
   memoryTypes: [],
   namespaces: [],

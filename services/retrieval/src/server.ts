@@ -1,8 +1,14 @@
-import { createLogger, serve, type ServeOptions } from '@engram/runtime';
+import type { DescService } from '@bufbuild/protobuf';
+import type { Transport } from '@connectrpc/connect';
+import { createLogger, moduleContext, serve, type ServeOptions } from '@engram/runtime';
 import type { RetrievalConfig } from './config.js';
-import { registerRetrievalMetrics } from './metrics.js';
+import { retrievalModule } from './module.js';
 import { openRetrievalResources } from './resources.js';
-import { retrievalRoutes } from './routes.js';
+
+/** Retrieval calls no other service: asking for a peer is a programming error. */
+function noPeers(service: DescService): Transport {
+  throw new Error(`retrieval has no peers: it cannot call ${service.typeName}`);
+}
 
 /** Starts the retrieval service as its own process (no I/O at import). */
 export async function createRetrievalServer(
@@ -17,10 +23,7 @@ export async function createRetrievalServer(
     name: 'retrieval',
     env: config,
     port: config.ENGRAM_PORT,
-    services: (logger, { metrics }) => {
-      registerRetrievalMetrics(metrics, resources.store);
-      return retrievalRoutes({ logger, ...resources });
-    },
+    modules: (logger, serving) => [retrievalModule(resources, moduleContext(logger, serving, noPeers))],
     onShutdown: () => resources.close(),
     ...options,
   });

@@ -14,6 +14,7 @@ import {
   inTransaction,
   type Store,
 } from '@engram/store';
+import { startQdrant } from '@engram/testing';
 import {
   createEmbeddedStore,
   createQdrantStore,
@@ -22,7 +23,6 @@ import {
   type VectorStore,
 } from '@engram/vector-index';
 import { dialects } from '../../../libs/store/test/harness.js';
-import { startQdrant } from '../../../libs/vector-index/test/qdrant-harness.js';
 import { LIVE_ALIAS, ensureLiveIndex, indexSpec } from '../src/indexer/collections.js';
 import { rebuildCollection } from '../src/indexer/rebuild.js';
 import { Indexer } from '../src/indexer/indexer.js';

@@ -80,7 +80,15 @@ export function memoryFields(memory: Memory): [string, string][] {
 /** `engram memories …`: governance of the caller's memories. */
 export function registerMemories(program: Command, io: CliRuntime): void {
   const memories = program.command('memories').description('list, show, trace, delete and review memories');
+  registerList(memories, io);
+  registerShow(memories, io);
+  registerHistory(memories, io);
+  registerDelete(memories, io);
+  registerReview(memories, io);
+}
 
+/** `engram memories list`: memories visible to the current user (ACTIVE unless --status). */
+function registerList(memories: Command, io: CliRuntime): void {
   memories
     .command('list')
     .description('memories visible to the current user (ACTIVE unless --status)')
@@ -140,7 +148,10 @@ export function registerMemories(program: Command, io: CliRuntime): void {
         if (more) out.line(out.color.dim(`(more than ${options.limit}; use --limit)`));
       }),
     );
+}
 
+/** `engram memories show`: one memory, whatever its status. */
+function registerShow(memories: Command, io: CliRuntime): void {
   memories
     .command('show')
     .description('one memory, whatever its status')
@@ -156,7 +167,10 @@ export function registerMemories(program: Command, io: CliRuntime): void {
         out.line(renderFields(memoryFields(memory)));
       }),
     );
+}
 
+/** `engram memories history`: the revisions of a memory, oldest first. */
+function registerHistory(memories: Command, io: CliRuntime): void {
   memories
     .command('history')
     .description('the revisions of a memory, oldest first')
@@ -185,7 +199,10 @@ export function registerMemories(program: Command, io: CliRuntime): void {
         );
       }),
     );
+}
 
+/** `engram memories delete`: delete a memory (soft: restorable; --purge erases its content). */
+function registerDelete(memories: Command, io: CliRuntime): void {
   memories
     .command('delete')
     .description('delete a memory (soft: restorable; --purge erases its content)')
@@ -208,7 +225,10 @@ export function registerMemories(program: Command, io: CliRuntime): void {
         out.line(`${options.purge === true ? 'purged' : 'deleted'} ${memory?.name ?? String(name)}`);
       }),
     );
+}
 
+/** `engram memories review`: approve or reject a QUARANTINED memory (needs the admin role). */
+function registerReview(memories: Command, io: CliRuntime): void {
   memories
     .command('review')
     .description('approve or reject a QUARANTINED memory (needs the admin role)')

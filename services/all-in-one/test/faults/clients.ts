@@ -1,20 +1,15 @@
 /** Real gRPC clients (connect-node over HTTP/2) of a {@link Cluster}, with tokens and helpers. */
-import { Code, ConnectError, createClient, type Client } from '@connectrpc/connect';
+import { Code, ConnectError, createClient } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import { ContextService } from '@engram/contracts/context';
-import { ErrorInfoSchema } from '@engram/contracts/grpc';
 import { GovernanceService } from '@engram/contracts/governance';
+import { ErrorInfoSchema } from '@engram/contracts/grpc';
 import { IngestionService, type Message } from '@engram/contracts/ingestion';
 import { RetrievalService } from '@engram/contracts/retrieval';
-import { mintToken } from '@engram/runtime';
+import { tokenFor, type EngramClients } from '../harness.js';
 import type { Cluster } from './cluster.js';
 
-export interface Clients {
-  readonly governance: Client<typeof GovernanceService>;
-  readonly ingestion: Client<typeof IngestionService>;
-  readonly retrieval: Client<typeof RetrievalService>;
-  readonly context: Client<typeof ContextService>;
-}
+export type Clients = EngramClients;
 
 /** Clients of the cluster's four services. One HTTP/2 session per service, reconnecting after a restart. */
 export function clientsOf(cluster: Cluster): Clients {
@@ -40,11 +35,7 @@ export async function headersOf(
   subject: string,
   roles: ('admin' | 'platform' | 'service')[] = [],
 ): Promise<Record<string, string>> {
-  const token = await mintToken(
-    { subject, tenantId, roles },
-    { algorithm: 'HS256', secret: new TextEncoder().encode(cluster.secret) },
-  );
-  return { authorization: `Bearer ${token}` };
+  return { authorization: `Bearer ${await tokenFor(cluster.secret, { subject, tenantId, roles })}` };
 }
 
 /**

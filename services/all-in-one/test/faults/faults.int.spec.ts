@@ -13,10 +13,10 @@
  * index converging to MySQL with drift 0), never timings, except a generous "the call ended" bound
  * (deadline + 5 s) for the deadline checks.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { Code, ConnectError } from '@connectrpc/connect';
-import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import { create } from '@bufbuild/protobuf';
+import { timestampFromMs } from '@bufbuild/protobuf/wkt';
+import { Code, ConnectError } from '@connectrpc/connect';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { ErrorReason } from '@engram/contracts/common';
 import { ExtractionJobState } from '@engram/contracts/governance';
 import {
@@ -28,7 +28,6 @@ import {
   type StreamIngestDocumentRequest,
 } from '@engram/contracts/ingestion';
 import { openStore } from '@engram/store';
-import { Cluster, eventually, sleep } from './cluster.js';
 import {
   allMessages,
   clientsOf,
@@ -41,6 +40,7 @@ import {
   statusOf,
   type Clients,
 } from './clients.js';
+import { Cluster, eventually, sleep } from './cluster.js';
 
 /** A failed attempt of a call that was retried. */
 interface Failure {

@@ -2,8 +2,8 @@
  * Hostile values for every protobuf field type, derived from the message descriptors so that a
  * new field or RPC is covered without editing this file.
  */
-import fc from 'fast-check';
 import { ScalarType, type DescField, type DescMessage } from '@bufbuild/protobuf';
+import fc from 'fast-check';
 
 /** Texts that try to talk to a model or a parser downstream. */
 export const PROMPT_INJECTIONS = [

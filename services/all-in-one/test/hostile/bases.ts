@@ -27,6 +27,15 @@ const content = (n: number) =>
   new TextEncoder().encode(`Hostile test document ${n}.\n\nIt talks about green tea.`);
 const budget = { totalTokens: 4_000 };
 
+/** A fresh empty session of alice's (for the RPCs that change or delete one). */
+async function newSession(fx: Fixtures, h: Harness) {
+  const { session } = await h.ingestion.createSession(
+    { session: {} },
+    { headers: await h.headers(fx.alice) },
+  );
+  return session!;
+}
+
 export const BASES: Record<string, BaseFn> = {
   [`${G}/CreateMemory`]: (fx, _h, n) => ({
     caller: fx.alice,
@@ -141,34 +150,25 @@ export const BASES: Record<string, BaseFn> = {
   [`${I}/GetSession`]: (fx) => ({ caller: fx.alice, input: { name: fx.session } }),
   [`${I}/ListSessions`]: (fx) => ({ caller: fx.alice, input: { pageSize: 10 } }),
   [`${I}/UpdateSession`]: async (fx, h, n) => {
-    const { session } = await h.ingestion.createSession(
-      { session: {} },
-      { headers: await h.headers(fx.alice) },
-    );
+    const session = await newSession(fx, h);
     return {
       caller: fx.alice,
       input: {
-        session: { name: session!.name, displayName: `renamed ${n}` },
+        session: { name: session.name, displayName: `renamed ${n}` },
         updateMask: { paths: ['display_name'] },
       },
     };
   },
   [`${I}/DeleteSession`]: async (fx, h) => {
-    const { session } = await h.ingestion.createSession(
-      { session: {} },
-      { headers: await h.headers(fx.alice) },
-    );
-    return { caller: fx.alice, input: { name: session!.name } };
+    const session = await newSession(fx, h);
+    return { caller: fx.alice, input: { name: session.name } };
   },
   [`${I}/AppendMessages`]: async (fx, h, n) => {
-    const { session } = await h.ingestion.createSession(
-      { session: {} },
-      { headers: await h.headers(fx.alice) },
-    );
+    const session = await newSession(fx, h);
     return {
       caller: fx.alice,
       input: {
-        parent: session!.name,
+        parent: session.name,
         messages: [
           {
             role: MessageRole.USER,
@@ -239,11 +239,8 @@ export const BASES: Record<string, BaseFn> = {
     },
   }),
   [`${C}/DeleteSessionState`]: async (fx, h) => {
-    const { session } = await h.ingestion.createSession(
-      { session: {} },
-      { headers: await h.headers(fx.alice) },
-    );
-    return { caller: fx.service, input: { name: `${session!.name}/state` } };
+    const session = await newSession(fx, h);
+    return { caller: fx.service, input: { name: `${session.name}/state` } };
   },
   [`${C}/EraseSubject`]: (fx, _h, n) => ({
     caller: fx.service,

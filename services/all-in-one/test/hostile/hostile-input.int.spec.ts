@@ -14,15 +14,15 @@
  * ENGRAM_HOSTILE_RUNS=<runs per RPC> (default 10), ENGRAM_HOSTILE_WRITE_RUNS (default 12) and
  * ENGRAM_HOSTILE_TOKEN_RUNS (default 150).
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import fc from 'fast-check';
+import type { DescMessage } from '@bufbuild/protobuf';
 import { Code, ConnectError, createClient } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
-import { RetrievalService } from '@engram/contracts/retrieval';
-import { errorInfoOf } from '@engram/runtime';
-import type { DescMessage } from '@bufbuild/protobuf';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
 import { MemoryStatus } from '@engram/contracts/governance';
 import { DocumentState, SessionStatus } from '@engram/contracts/ingestion';
+import { RetrievalService } from '@engram/contracts/retrieval';
+import { errorInfoOf } from '@engram/runtime';
 import {
   approxSize,
   controlString,

@@ -3,24 +3,21 @@
  * in-process, over gRPC (HTTP/2); fixtures of every resource kind; one generic caller for every
  * RPC kind; and the check that an outcome is documented.
  */
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { sql } from 'kysely';
-import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import { create, toBinary, type DescMethod, type DescService } from '@bufbuild/protobuf';
+import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError, createClient, type Client, type Transport } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
+import { sql } from 'kysely';
 import { Scope } from '@engram/contracts/common';
-import { GovernanceService, MemoryType } from '@engram/contracts/governance';
+import { MemoryType } from '@engram/contracts/governance';
 import { Health, HealthCheckResponse_ServingStatus } from '@engram/contracts/grpc';
-import { IngestionService, MessageRole } from '@engram/contracts/ingestion';
-import { ReindexMode, RetrievalService } from '@engram/contracts/retrieval';
-import { ContextService } from '@engram/contracts/context';
+import { MessageRole } from '@engram/contracts/ingestion';
 import { engramServices } from '@engram/contracts/registry';
-import { errorInfoOf, mintToken, type Role } from '@engram/runtime';
+import { ReindexMode } from '@engram/contracts/retrieval';
+import { errorInfoOf, type Role } from '@engram/runtime';
 import { openStore, type Store } from '@engram/store';
-import { createAllInOneServer, loadConfig } from '../../src/index.js';
-import { tempDir } from '../harness.js';
+import { newSecret, startServer, TokenCache, type EngramClients } from '../harness.js';
 import { readContracts, REASON_CODES } from './documented-errors.js';
 
 export const rpcId = (service: DescService, method: DescMethod) => `${service.typeName}/${method.name}`;
@@ -36,63 +33,38 @@ export interface Caller {
   readonly roles?: readonly Role[];
 }
 
-export interface Harness {
+export interface Harness extends EngramClients {
   readonly url: string;
   readonly secret: string;
   readonly transport: Transport;
   readonly store: Store;
-  readonly governance: Client<typeof GovernanceService>;
-  readonly ingestion: Client<typeof IngestionService>;
-  readonly retrieval: Client<typeof RetrievalService>;
-  readonly context: Client<typeof ContextService>;
   readonly health: Client<typeof Health>;
   headers(caller: Caller): Promise<{ authorization: string }>;
   stop(): Promise<void>;
 }
 
 export async function startHarness(): Promise<Harness> {
-  const secret = randomBytes(32).toString('hex');
-  const dataDir = tempDir();
-  const { server } = await createAllInOneServer(
-    loadConfig({
-      ENGRAM_PORT: '0',
-      ENGRAM_JWT_SECRET: secret,
-      ENGRAM_DATA_DIR: dataDir,
-      ENGRAM_LOG_LEVEL: 'silent',
-    }),
-    { handleSignals: false },
-  );
-  const transport = createGrpcTransport({ baseUrl: server.url });
+  const secret = newSecret();
+  const { server, dataDir, transport, governance, ingestion, retrieval, context } = await startServer(secret);
   const store = openStore({ target: join(dataDir, 'engram.db') });
-  const tokens = new Map<string, Promise<string>>();
-  const key = { algorithm: 'HS256' as const, secret: new TextEncoder().encode(secret) };
+  const tokens = new TokenCache(secret);
   return {
     url: server.url,
     secret,
     transport,
     store,
-    governance: createClient(GovernanceService, transport),
-    ingestion: createClient(IngestionService, transport),
-    retrieval: createClient(RetrievalService, transport),
-    context: createClient(ContextService, transport),
+    governance,
+    ingestion,
+    retrieval,
+    context,
     health: createClient(Health, transport),
-    async headers(caller) {
-      const id = JSON.stringify(caller);
-      let token = tokens.get(id);
-      if (token === undefined) {
-        token = mintToken(
-          {
-            subject: caller.subject,
-            tenantId: caller.tenant,
-            orgIds: [...(caller.orgs ?? [])],
-            roles: [...(caller.roles ?? [])],
-          },
-          key,
-        );
-        tokens.set(id, token);
-      }
-      return { authorization: `Bearer ${await token}` };
-    },
+    headers: (caller) =>
+      tokens.headers({
+        subject: caller.subject,
+        tenantId: caller.tenant,
+        orgIds: caller.orgs ?? [],
+        roles: caller.roles ?? [],
+      }),
     async stop() {
       await store.close();
       await server.shutdown();

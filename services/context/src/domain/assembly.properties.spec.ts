@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { isEngramError } from '@engram/runtime';
 import fc from 'fast-check';
+import { isEngramError } from '@engram/runtime';
 import { assemble } from './assembly.js';
 import { bulletLine, HEADINGS, knowledgeLine, PROMPT_SEPARATOR, summaryPart } from './render.js';
 import { tokenizerFor } from './tokenizer.js';

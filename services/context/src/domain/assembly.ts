@@ -664,19 +664,48 @@ export function assemble(input: AssemblyInput): Assembly {
   const available = Math.max(0, Math.floor(input.budget.totalTokens - input.budget.reservedOutputTokens));
   const overrides = new Map<OptionalLayer, LayerBudgetOverride>();
   for (const o of input.budget.layers) if (!overrides.has(o.layer)) overrides.set(o.layer, o);
-  const factsSource = input.facts;
-  const knowledgeSource = input.knowledge;
   const disabled = (layer: OptionalLayer): boolean =>
     overrides.get(layer)?.maxTokens === 0 ||
-    (layer === 'EVERGREEN_FACTS' && factsSource.status === 'DISABLED') ||
-    (layer === 'RETRIEVED_KNOWLEDGE' && knowledgeSource.status === 'DISABLED');
+    (layer === 'EVERGREEN_FACTS' && input.facts.status === 'DISABLED') ||
+    (layer === 'RETRIEVED_KNOWLEDGE' && input.knowledge.status === 'DISABLED');
+  const candidates = sectionCandidates(input, disabled);
+  const mandatory = mandatoryParts(input, candidates.sectionPossible, available);
+  const shares = layerShares(input.defaultShares, overrides);
+  const plan = new LayerBudgets(shares, mandatory.pool, overrides, disabled);
+  const fills = fillLayers(input, candidates, plan);
+  const rendered = render(input, mandatory, fills);
+  const parameterTools = input.toolRendering === 'PARAMETER' ? fills.TOOLS.used : 0;
+  return {
+    messages: rendered.messages,
+    messageTokens: rendered.messageTokens,
+    tools: fills.TOOLS.tools,
+    totalTokens: rendered.messageTokens.reduce((a, b) => a + b, 0) + parameterTools + tk.replyPrimingTokens,
+    budgetTokens: available,
+    overheadTokens: (rendered.systemMessage ? tk.tokensPerMessage : 0) + tk.replyPrimingTokens,
+    layers: layerUsages(mandatory, rendered.promptUsed, fills, plan),
+    trace: traceItems(mandatory, rendered.promptUsed, fills),
+  };
+}
 
-  // Candidates that need no budget to be judged.
+/** The candidates of the system-message sections, and whether any section may be rendered. */
+interface SectionCandidates {
+  readonly keyPoints: readonly ListCandidate[];
+  readonly openLoops: readonly ListCandidate[];
+  readonly facts: readonly ListCandidate[];
+  readonly knowledge: readonly ListCandidate[];
+  readonly sectionPossible: boolean;
+}
+
+/** Candidates that need no budget to be judged. */
+function sectionCandidates(
+  input: AssemblyInput,
+  disabled: (layer: OptionalLayer) => boolean,
+): SectionCandidates {
   const tailNames = new Set(input.turns.map((t) => t.name));
   const facts =
-    factsSource.status === 'OK' ? factCandidates(factsSource.items, input.evergreenMinConfidence) : [];
+    input.facts.status === 'OK' ? factCandidates(input.facts.items, input.evergreenMinConfidence) : [];
   const knowledge =
-    knowledgeSource.status === 'OK' ? knowledgeCandidates(knowledgeSource.items, input, tailNames) : [];
+    input.knowledge.status === 'OK' ? knowledgeCandidates(input.knowledge.items, input, tailNames) : [];
   const keyPoints: ListCandidate[] = input.keyPoints.map((kp) => ({
     id: `${input.sessionName}/state/keyPoints/${kp.id}`,
     kind: 'KEY_POINT',
@@ -695,8 +724,23 @@ export function assemble(input: AssemblyInput): Assembly {
     (!disabled('SESSION_SUMMARY') && input.summary.trim() !== '') ||
     mayRender('EVERGREEN_FACTS', facts) ||
     mayRender('RETRIEVED_KNOWLEDGE', knowledge);
+  return { keyPoints, openLoops, facts, knowledge, sectionPossible };
+}
 
-  // Mandatory parts and the pool.
+/** The system prompt and the user message, their tokens, and the pool left for the optional layers. */
+interface MandatoryParts {
+  readonly prompt: string;
+  readonly promptTokens: number;
+  /** The prompt followed by the separator before the sections. */
+  readonly promptWithSeparatorTokens: number;
+  readonly userMessage: AssembledMessage;
+  readonly userTokens: number;
+  readonly pool: number;
+}
+
+/** Mandatory parts and the pool (BUDGET_TOO_SMALL when the mandatory parts do not fit). */
+function mandatoryParts(input: AssemblyInput, sectionPossible: boolean, available: number): MandatoryParts {
+  const tk = input.tokenizer;
   const prompt = input.systemPrompt;
   const promptTokens = prompt === '' ? 0 : tk.count(prompt);
   const userMessage: AssembledMessage = {
@@ -723,86 +767,145 @@ export function assemble(input: AssemblyInput): Assembly {
       ? tk.tokensPerMessage
       : Math.max(0, promptWithSeparatorTokens - promptTokens);
   const pool = Math.max(0, available - mandatory - reserve);
+  return { prompt, promptTokens, promptWithSeparatorTokens, userMessage, userTokens, pool };
+}
 
-  // Budgets: floor(share × pool); the unassigned rest starts the flow-over.
-  const shares = layerShares(input.defaultShares, overrides);
-  const base = {} as Record<OptionalLayer, number>;
-  let assigned = 0;
-  for (const layer of FILL_ORDER) {
-    base[layer] = Math.min(Math.floor(shares[layer] * pool + 1e-9), pool - assigned);
-    assigned += base[layer];
+/**
+ * The optional layers' budgets: floor(share × pool) each; the unassigned rest starts the
+ * flow-over, and what a layer leaves unused flows to the next one in fill order.
+ */
+class LayerBudgets {
+  /** floor(share × pool) of each layer. */
+  readonly base = {} as Record<OptionalLayer, number>;
+  /** The budget each layer was given, flow-over included. */
+  readonly budgets = {} as Record<OptionalLayer, number>;
+  #carry: number;
+
+  constructor(
+    readonly shares: Readonly<Record<OptionalLayer, number>>,
+    pool: number,
+    private readonly overrides: ReadonlyMap<OptionalLayer, LayerBudgetOverride>,
+    private readonly disabled: (layer: OptionalLayer) => boolean,
+  ) {
+    let assigned = 0;
+    for (const layer of FILL_ORDER) {
+      this.base[layer] = Math.min(Math.floor(shares[layer] * pool + 1e-9), pool - assigned);
+      assigned += this.base[layer];
+    }
+    this.#carry = pool - assigned;
   }
-  let carry = pool - assigned;
-  const budgets = {} as Record<OptionalLayer, number>;
-  const budgetFor = (layer: OptionalLayer): FillContext => {
-    const cap = disabled(layer) ? 0 : overrides.get(layer)?.maxTokens;
-    const budget = Math.max(0, Math.min(base[layer] + carry, cap ?? Infinity));
-    budgets[layer] = budget;
-    return { budget, disabled: disabled(layer) };
-  };
-  const settle = (layer: OptionalLayer, used: number) => {
-    carry = base[layer] + carry - used;
-  };
 
-  const tools = fillTools(input, budgetFor('TOOLS'), tk);
-  settle('TOOLS', tools.used);
-  const sections = {} as Record<SectionLayer, SectionFill>;
+  /** The next layer's budget: its base plus the flow-over, within its cap. */
+  budgetFor(layer: OptionalLayer): FillContext {
+    const cap = this.disabled(layer) ? 0 : this.overrides.get(layer)?.maxTokens;
+    const budget = Math.max(0, Math.min(this.base[layer] + this.#carry, cap ?? Infinity));
+    this.budgets[layer] = budget;
+    return { budget, disabled: this.disabled(layer) };
+  }
+
+  /** What the layer leaves of its base and the flow-over flows to the next one. */
+  settle(layer: OptionalLayer, used: number): void {
+    this.#carry = this.base[layer] + this.#carry - used;
+  }
+}
+
+/** Every optional layer, filled. */
+type LayerFills = Record<SectionLayer, SectionFill> & {
+  readonly TOOLS: ToolsFill;
+  readonly RECENT_TURNS: TurnsFill;
+};
+
+/** Fills the optional layers in fill order, each from its budget and what the earlier ones left. */
+function fillLayers(input: AssemblyInput, candidates: SectionCandidates, plan: LayerBudgets): LayerFills {
+  const tk = input.tokenizer;
+  const tools = fillTools(input, plan.budgetFor('TOOLS'), tk);
+  plan.settle('TOOLS', tools.used);
   const listFill = (
     layer: SectionLayer,
     source: { readonly status: 'OK' | 'DISABLED' | 'UNAVAILABLE'; readonly detail?: string },
-    candidates: readonly ListCandidate[],
+    listed: readonly ListCandidate[],
     prefix: boolean,
   ): SectionFill => {
-    const ctx = budgetFor(layer);
+    const ctx = plan.budgetFor(layer);
     // Disabled or unreachable sources were not read: no trace items (see TraceReason).
     if (source.status === 'UNAVAILABLE' && !ctx.disabled) {
-      settle(layer, 0);
+      plan.settle(layer, 0);
       return { ...EMPTY_SECTION, status: 'UNAVAILABLE', detail: clip(source.detail ?? '') };
     }
-    const listed = source.status === 'OK' ? candidates : [];
-    const fill = fillList(layer, listed, ctx, tk, prefix);
-    settle(layer, fill.used);
-    return { ...fill, status: listStatus(ctx.disabled, listed.length), detail: '' };
+    const items = source.status === 'OK' ? listed : [];
+    const fill = fillList(layer, items, ctx, tk, prefix);
+    plan.settle(layer, fill.used);
+    return { ...fill, status: listStatus(ctx.disabled, items.length), detail: '' };
   };
   const stateSource = { status: 'OK' } as const;
-  sections.KEY_POINTS = listFill('KEY_POINTS', stateSource, keyPoints, true);
-  sections.OPEN_LOOPS = listFill('OPEN_LOOPS', stateSource, openLoops, true);
-  sections.SESSION_SUMMARY = fillSummary(input, budgetFor('SESSION_SUMMARY'), tk);
-  settle('SESSION_SUMMARY', sections.SESSION_SUMMARY.used);
-  sections.EVERGREEN_FACTS = listFill('EVERGREEN_FACTS', factsSource, facts, true);
-  sections.RETRIEVED_KNOWLEDGE = listFill('RETRIEVED_KNOWLEDGE', knowledgeSource, knowledge, false);
-  const turns = fillTurns(input, budgetFor('RECENT_TURNS'), tk);
+  const KEY_POINTS = listFill('KEY_POINTS', stateSource, candidates.keyPoints, true);
+  const OPEN_LOOPS = listFill('OPEN_LOOPS', stateSource, candidates.openLoops, true);
+  const SESSION_SUMMARY = fillSummary(input, plan.budgetFor('SESSION_SUMMARY'), tk);
+  plan.settle('SESSION_SUMMARY', SESSION_SUMMARY.used);
+  const EVERGREEN_FACTS = listFill('EVERGREEN_FACTS', input.facts, candidates.facts, true);
+  const RETRIEVED_KNOWLEDGE = listFill('RETRIEVED_KNOWLEDGE', input.knowledge, candidates.knowledge, false);
+  const RECENT_TURNS = fillTurns(input, plan.budgetFor('RECENT_TURNS'), tk);
+  return {
+    TOOLS: tools,
+    KEY_POINTS,
+    OPEN_LOOPS,
+    SESSION_SUMMARY,
+    EVERGREEN_FACTS,
+    RETRIEVED_KNOWLEDGE,
+    RECENT_TURNS,
+  };
+}
 
-  // Render: the leading system message (prompt, then sections in assembly order), the turns, the
-  // tools message, the user message.
-  const anySection = SECTION_LAYERS.some((l) => sections[l].parts.length > 0);
-  const promptUsed = prompt === '' ? 0 : anySection ? promptWithSeparatorTokens : promptTokens;
+/** The rendered messages and their tokens. */
+interface Rendered {
+  readonly messages: AssembledMessage[];
+  readonly messageTokens: number[];
+  /** Whether a leading system message was rendered. */
+  readonly systemMessage: boolean;
+  /** The system prompt's tokens as rendered (with the separator when sections follow it). */
+  readonly promptUsed: number;
+}
+
+/**
+ * Renders the leading system message (prompt, then sections in assembly order), the turns, the
+ * tools message and the user message.
+ */
+function render(input: AssemblyInput, mandatory: MandatoryParts, fills: LayerFills): Rendered {
+  const tk = input.tokenizer;
+  const { prompt } = mandatory;
+  const anySection = SECTION_LAYERS.some((l) => fills[l].parts.length > 0);
+  const promptUsed =
+    prompt === '' ? 0 : anySection ? mandatory.promptWithSeparatorTokens : mandatory.promptTokens;
   const messages: AssembledMessage[] = [];
   const messageTokens: number[] = [];
   const systemMessage = prompt !== '' || anySection;
   if (systemMessage) {
     const content = [anySection && prompt !== '' ? prompt + PROMPT_SEPARATOR : prompt]
-      .concat(SECTION_LAYERS.flatMap((l) => sections[l].parts))
+      .concat(SECTION_LAYERS.flatMap((l) => fills[l].parts))
       .join('');
     messages.push({ role: 'SYSTEM', content, name: '', toolCallId: '', toolCalls: [] });
     messageTokens.push(
-      tk.tokensPerMessage + promptUsed + SECTION_LAYERS.reduce((a, l) => a + sections[l].used, 0),
+      tk.tokensPerMessage + promptUsed + SECTION_LAYERS.reduce((a, l) => a + fills[l].used, 0),
     );
   }
-  messages.push(...turns.messages);
-  messageTokens.push(...turns.messageTokens);
-  if (tools.message !== undefined) {
-    messages.push(tools.message);
-    messageTokens.push(tools.used);
+  messages.push(...fills.RECENT_TURNS.messages);
+  messageTokens.push(...fills.RECENT_TURNS.messageTokens);
+  if (fills.TOOLS.message !== undefined) {
+    messages.push(fills.TOOLS.message);
+    messageTokens.push(fills.TOOLS.used);
   }
-  messages.push(userMessage);
-  messageTokens.push(userTokens);
+  messages.push(mandatory.userMessage);
+  messageTokens.push(mandatory.userTokens);
+  return { messages, messageTokens, systemMessage, promptUsed };
+}
 
-  const overheadTokens = (systemMessage ? tk.tokensPerMessage : 0) + tk.replyPrimingTokens;
-  const parameterTools = input.toolRendering === 'PARAMETER' ? tools.used : 0;
-  const totalTokens = messageTokens.reduce((a, b) => a + b, 0) + parameterTools + tk.replyPrimingTokens;
-
-  const fills: Record<OptionalLayer, LayerFill> = { ...sections, TOOLS: tools, RECENT_TURNS: turns };
+/** The usage of every layer, mandatory ones included, in layer order. */
+function layerUsages(
+  mandatory: MandatoryParts,
+  promptUsed: number,
+  fills: LayerFills,
+  plan: LayerBudgets,
+): LayerUsage[] {
   const mandatoryUsage = (
     layer: 'SYSTEM_PROMPT' | 'USER_MESSAGE',
     used: number,
@@ -818,41 +921,35 @@ export function assemble(input: AssemblyInput): Assembly {
     itemsDropped: 0,
     detail: '',
   });
-  const layers: LayerUsage[] = LAYERS.map((layer) => {
-    if (layer === 'SYSTEM_PROMPT') return mandatoryUsage(layer, promptUsed, prompt !== '');
-    if (layer === 'USER_MESSAGE') return mandatoryUsage(layer, userTokens, true);
-    const fill = fills[layer];
+  return LAYERS.map((layer) => {
+    if (layer === 'SYSTEM_PROMPT') return mandatoryUsage(layer, promptUsed, mandatory.prompt !== '');
+    if (layer === 'USER_MESSAGE') return mandatoryUsage(layer, mandatory.userTokens, true);
+    const fill: LayerFill = fills[layer];
     const included = fill.trace.filter((t) => t.included).length;
     return {
       layer,
       status: fill.status,
-      share: shares[layer],
-      baseBudgetTokens: base[layer],
-      budgetTokens: budgets[layer],
+      share: plan.shares[layer],
+      baseBudgetTokens: plan.base[layer],
+      budgetTokens: plan.budgets[layer],
       usedTokens: fill.used,
       itemsIncluded: included,
       itemsDropped: fill.trace.length - included,
       detail: fill.detail,
     };
   });
-  const traceItems: TraceItem[] = [];
+}
+
+/** The trace of every layer, in layer order. */
+function traceItems(mandatory: MandatoryParts, promptUsed: number, fills: LayerFills): TraceItem[] {
+  const items: TraceItem[] = [];
   for (const layer of LAYERS) {
     if (layer === 'SYSTEM_PROMPT') {
-      if (prompt !== '')
-        traceItems.push(trace(layer, 'SYSTEM_PROMPT', 'request/systemPrompt', promptUsed, 'INCLUDED'));
+      if (mandatory.prompt !== '')
+        items.push(trace(layer, 'SYSTEM_PROMPT', 'request/systemPrompt', promptUsed, 'INCLUDED'));
     } else if (layer === 'USER_MESSAGE') {
-      traceItems.push(trace(layer, 'USER_MESSAGE', 'request/userMessage', userTokens, 'INCLUDED'));
-    } else traceItems.push(...fills[layer].trace);
+      items.push(trace(layer, 'USER_MESSAGE', 'request/userMessage', mandatory.userTokens, 'INCLUDED'));
+    } else items.push(...fills[layer].trace);
   }
-
-  return {
-    messages,
-    messageTokens,
-    tools: tools.tools,
-    totalTokens,
-    budgetTokens: available,
-    overheadTokens,
-    layers,
-    trace: traceItems,
-  };
+  return items;
 }

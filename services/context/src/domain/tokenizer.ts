@@ -1,6 +1,6 @@
-import { countInBoundedPieces } from '@engram/lexical';
 import { countTokens as countCl100k } from 'gpt-tokenizer/encoding/cl100k_base';
 import { countTokens as countO200k } from 'gpt-tokenizer/encoding/o200k_base';
+import { countInBoundedPieces } from '@engram/lexical';
 import type { AssembledMessage, ToolDescription, Tokenizer } from './types.js';
 
 /** The encodings context can count exactly. */

@@ -3,8 +3,8 @@
  * a new topic starts. Same answer shape as the offline detector (`topic-shift.ts`), with the
  * model's rationale as each split's note.
  */
-import type { ChatModel, ChatUsage } from '@engram/llm';
 import { z } from 'zod';
+import type { ChatModel, ChatUsage } from '@engram/llm';
 import { clampNote, splitPositions, type JudgedMessage, type TopicJudgement } from './boundary-judgement.js';
 
 /** Options of {@link detectTopicShiftsWithModel}; defaults in {@link DEFAULT_MODEL_BOUNDARY_OPTIONS}. */

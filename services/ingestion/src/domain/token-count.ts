@@ -1,5 +1,5 @@
-import { countInBoundedPieces } from '@engram/lexical';
 import { countTokens as countO200k } from 'gpt-tokenizer/encoding/o200k_base';
+import { countInBoundedPieces } from '@engram/lexical';
 
 /**
  * Tokens of `text` in `o200k_base`, the model-independent count ingestion stores (boundary token

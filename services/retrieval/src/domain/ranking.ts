@@ -568,6 +568,53 @@ function inWindow(t: number, window: NonNullable<RankingContext['window']>): boo
 }
 
 /**
+ * Default weights follow the lexical signal's confidence: when its best candidate holds less than
+ * `coverageThreshold` of the query's terms (`coverage`), the dense weight rises linearly towards
+ * the whole.
+ */
+function adaptedWeights(requested: RankingOptions, coverage: number | undefined): RankingOptions {
+  if (!(requested.adaptiveWeights && requested.coverageThreshold > 0 && coverage !== undefined)) {
+    return requested;
+  }
+  const total = requested.vectorWeight + requested.textWeight;
+  const doubt = Math.max(0, 1 - coverage / requested.coverageThreshold);
+  const vectorWeight = requested.vectorWeight + (total - requested.vectorWeight) * doubt;
+  return { ...requested, vectorWeight, textWeight: total - vectorWeight };
+}
+
+/** Both signals of every candidate normalized to [0, 1] by the fusion of `options`. */
+function normalizedSignals(
+  candidates: readonly RankingCandidate[],
+  options: RankingOptions,
+  context: RankingContext,
+): { vectorNormalized: number[]; textNormalized: number[] } {
+  const dense = candidates.map((c) => c.dense);
+  const text = candidates.map((c) => c.text);
+  switch (options.fusion) {
+    case 'MIN_MAX':
+      return { vectorNormalized: normalize(dense), textNormalized: normalize(text) };
+    case 'SCORE':
+      return {
+        vectorNormalized: normalizeAnchored(dense, context.denseExhausted ?? false),
+        textNormalized: normalizeAnchored(text, context.textExhausted ?? false),
+      };
+    case 'RRF':
+      for (const v of [...dense, ...text]) {
+        if (v !== undefined && !Number.isFinite(v))
+          throw new RangeError(`signal values must be finite, got ${v}`);
+      }
+      return {
+        vectorNormalized: candidates.map((c) =>
+          c.dense === undefined ? 0 : reciprocalRank(c.denseRank, options.rrfK),
+        ),
+        textNormalized: candidates.map((c) =>
+          c.text === undefined ? 0 : reciprocalRank(c.lexicalRank, options.rrfK),
+        ),
+      };
+  }
+}
+
+/**
  * Ranks the merged candidates of one search at the reference time `now` (epoch ms), for a query
  * of `form` (its default weights). Throws a RangeError for invalid options, duplicate ids or
  * non-finite signal values.
@@ -579,17 +626,7 @@ export function rank(
   context: RankingContext = {},
   form: QueryForm = 'QUESTION',
 ): RankingOutcome {
-  let requested = resolveRankingOptions(input, form);
-  // Default weights follow the lexical signal's confidence: when its best candidate holds less
-  // than `coverageThreshold` of the query's terms, the dense weight rises linearly towards the
-  // whole.
-  const coverage = context.lexicalCoverage;
-  if (requested.adaptiveWeights && requested.coverageThreshold > 0 && coverage !== undefined) {
-    const total = requested.vectorWeight + requested.textWeight;
-    const doubt = Math.max(0, 1 - coverage / requested.coverageThreshold);
-    const vectorWeight = requested.vectorWeight + (total - requested.vectorWeight) * doubt;
-    requested = { ...requested, vectorWeight, textWeight: total - vectorWeight };
-  }
+  const requested = adaptedWeights(resolveRankingOptions(input, form), context.lexicalCoverage);
   const ids = new Set<string>();
   for (const c of candidates) {
     if (ids.has(c.id)) throw new RangeError(`duplicate candidate id ${c.id}`);
@@ -607,32 +644,7 @@ export function rank(
     if (!anyText && anyDense) options = { ...requested, vectorWeight: total, textWeight: 0 };
   }
 
-  const dense = candidates.map((c) => c.dense);
-  const text = candidates.map((c) => c.text);
-  let vectorNormalized: number[];
-  let textNormalized: number[];
-  switch (options.fusion) {
-    case 'MIN_MAX':
-      vectorNormalized = normalize(dense);
-      textNormalized = normalize(text);
-      break;
-    case 'SCORE':
-      vectorNormalized = normalizeAnchored(dense, context.denseExhausted ?? false);
-      textNormalized = normalizeAnchored(text, context.textExhausted ?? false);
-      break;
-    case 'RRF':
-      for (const v of [...dense, ...text]) {
-        if (v !== undefined && !Number.isFinite(v))
-          throw new RangeError(`signal values must be finite, got ${v}`);
-      }
-      vectorNormalized = candidates.map((c) =>
-        c.dense === undefined ? 0 : reciprocalRank(c.denseRank, options.rrfK),
-      );
-      textNormalized = candidates.map((c) =>
-        c.text === undefined ? 0 : reciprocalRank(c.lexicalRank, options.rrfK),
-      );
-      break;
-  }
+  const { vectorNormalized, textNormalized } = normalizedSignals(candidates, options, context);
   const window = context.window;
   const scored: Scored[] = candidates.map((candidate, i) => {
     const vn = vectorNormalized[i] ?? 0;

@@ -1,27 +1,11 @@
-import { timestampFromMs } from '@bufbuild/protobuf/wkt';
+import { create, type MessageInitShape } from '@bufbuild/protobuf';
+import { timestampFromMs, anyPack } from '@bufbuild/protobuf/wkt';
 import { Code } from '@connectrpc/connect';
 import { ItemKind } from '@engram/contracts/common';
 import { ErrorInfoSchema, type StatusSchema } from '@engram/contracts/grpc';
 import { ReindexJobState, ReindexMode, type ReindexJobSchema } from '@engram/contracts/retrieval';
-import { anyPack } from '@bufbuild/protobuf/wkt';
-import { create, type MessageInitShape } from '@bufbuild/protobuf';
 import { errors } from '@engram/runtime';
 import type { ReindexJobRecord, ReindexKind, ReindexJobState as StoredState } from '@engram/store';
-
-const NAME = /^reindexJobs\/([0-9A-HJKMNP-TV-Z]{26})$/;
-
-/** The id in `reindexJobs/{id}`, or INVALID_ARGUMENT `NAME_INVALID`. */
-export function parseReindexJobName(name: string): string {
-  if (name === '') throw errors.fieldRequired('name');
-  const match = NAME.exec(name);
-  if (match?.[1] === undefined) {
-    throw errors.invalidArgument('NAME_INVALID', 'name must look like reindexJobs/{id}', {
-      field: 'name',
-      pattern: 'reindexJobs/{reindex_job}',
-    });
-  }
-  return match[1];
-}
 
 /** Request kinds → stored kinds: empty means all three; UNSPECIFIED or too many are invalid. */
 export function reindexKinds(kinds: readonly ItemKind[]): ReindexKind[] {

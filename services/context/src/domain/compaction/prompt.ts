@@ -3,8 +3,8 @@
  * The schema is sent as a strict OpenAI `json_schema` response format: every property is required
  * and objects are closed. Pure: changing any text here is a new {@link COMPACT_PROMPT_VERSION}.
  */
-import { oneLine, type ChatMessage } from '@engram/llm';
 import { z } from 'zod';
+import { oneLine, type ChatMessage } from '@engram/llm';
 import type { CompactionMessage, StateItem } from '../types.js';
 import { MAX_ITEM_CHARS, MAX_ITEM_SOURCES } from './compactor.js';
 import type { Lang } from './cues.js';

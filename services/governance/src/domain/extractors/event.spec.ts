@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import type { ExtractionInput } from '../candidate.js';
 import { localDateString } from '@engram/lexical';
+import type { ExtractionInput } from '../candidate.js';
 import { extractEvents } from './event.js';
 
 const NEW_YORK = 'America/New_York';

@@ -11,7 +11,6 @@
  * life-event verbs (moved, adopted, graduated, 搬, 辞职, 毕业…). Questions, hypotheticals,
  * reported speech, durations ("我们结婚五年了") and small talk are skipped.
  */
-import type { Candidate, ExtractionInput } from '../candidate.js';
 import {
   addDays,
   describeMention,
@@ -22,9 +21,10 @@ import {
   toLocal,
   type TimeMention,
 } from '@engram/lexical';
+import type { Candidate, ExtractionInput } from '../candidate.js';
 import { goalOf } from './fact.js';
 import { candidate, statementsOf, userMessages, type Clause, type Statement } from './statements.js';
-import { isHedged, type Lang } from './text.js';
+import { isHedged, withDate } from './text.js';
 
 const EXTRACTOR = 'offline.event';
 
@@ -195,10 +195,6 @@ function pastMention(statement: Statement, timeZone: string): TimeMention | unde
   );
 }
 
-function render(sentence: string, date: string, language: Lang): string {
-  return language === 'en' ? `${sentence} (${date})` : `${sentence}（${date}）`;
-}
-
 /** EVENT candidates of a MemCell: one per qualifying sentence. */
 export function extractEvents(
   input: ExtractionInput,
@@ -235,7 +231,7 @@ export function extractEvents(
       out.push(
         candidate(input, [message], statement.language, statement.sentence.text, {
           type: 'EVENT',
-          text: render(statement.sentence.text, date, statement.language),
+          text: withDate(statement.sentence.text, date, statement.language),
           sourceKind: 'EXPLICIT_USER_STATEMENT',
           confidence: (mention === undefined ? 0.7 : 0.8) - (hedged ? 0.2 : 0),
           occurredAt,

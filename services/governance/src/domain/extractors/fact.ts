@@ -11,7 +11,6 @@
  * likes sushi", "我朋友喜欢火锅"). Negation sets the polarity ("I don't like X" → dislike); hedges
  * ("I think", "maybe", "好像", "不太") lower the confidence. Namespaces and keys: `keys.ts`.
  */
-import type { Candidate, ExtractionInput, JsonValue } from '../candidate.js';
 import {
   findDuration,
   findTimeMentions,
@@ -19,6 +18,7 @@ import {
   type Duration,
   type TimeReference,
 } from '@engram/lexical';
+import type { Candidate, ExtractionInput, JsonValue } from '../candidate.js';
 import { GOAL_KEY, NAMESPACE, allergyKey, itemKey, languageKey, relationKey } from './keys.js';
 import {
   EN_OCCUPATIONS,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import type { ExtractionInput } from '../candidate.js';
 import { localDateString, localDateTimeString } from '@engram/lexical';
+import type { ExtractionInput } from '../candidate.js';
 import { extractForesight } from './foresight.js';
 
 const NEW_YORK = 'America/New_York';

@@ -9,12 +9,12 @@
  * the next 30 days" is a FACT), and names a time that starts after the message. "My son turns 8 on
  * Friday" counts: a family event is the user's to plan for; "He is flying on Friday" does not.
  */
-import type { Candidate, ExtractionInput } from '../candidate.js';
 import { describeMention, findTimeMentions, safeTimeZone, type TimeMention } from '@engram/lexical';
+import type { Candidate, ExtractionInput } from '../candidate.js';
 import { statesPast } from './event.js';
 import { goalOf } from './fact.js';
 import { candidate, statementsOf, userMessages, type Statement } from './statements.js';
-import type { Lang } from './text.js';
+import { withDate } from './text.js';
 
 const EXTRACTOR = 'offline.foresight';
 
@@ -81,10 +81,6 @@ function confidenceOf(mention: TimeMention, statement: Statement): number {
   return statement.hedged || isTentative(statement) ? base - 0.2 : base;
 }
 
-function render(sentence: string, date: string, language: Lang): string {
-  return language === 'en' ? `${sentence} (${date})` : `${sentence}（${date}）`;
-}
-
 /** FORESIGHT candidates of a MemCell: one per qualifying sentence, for its first future date. */
 export function extractForesight(
   input: ExtractionInput,
@@ -117,7 +113,7 @@ export function extractForesight(
       out.push(
         candidate(input, [message], statement.language, statement.sentence.text, {
           type: 'FORESIGHT',
-          text: render(statement.sentence.text, date, statement.language),
+          text: withDate(statement.sentence.text, date, statement.language),
           sourceKind: 'EXPLICIT_USER_STATEMENT',
           confidence: confidenceOf(mention, statement),
           occurredAt: message.occurredAt,

@@ -8,8 +8,8 @@ import type { Candidate, ExtractionInput, ExtractorName } from '../candidate.js'
 import { extractEpisode } from './episode.js';
 import { extractEvents } from './event.js';
 import { extractFacts } from './fact.js';
-import { suppressedMessageIds } from './forget.js';
 import { extractForesight } from './foresight.js';
+import { suppressedMessageIds } from './forget.js';
 
 export { extractEpisode } from './episode.js';
 export { extractEvents } from './event.js';

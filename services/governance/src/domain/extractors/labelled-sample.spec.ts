@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
+import { LABELLED_SAMPLE } from '../../../test/fixtures/labelled-sample.js';
 import type { ExtractorName } from '../candidate.js';
 import { extractOffline } from './index.js';
-import { LABELLED_SAMPLE } from './labelled-sample.js';
 import { rates, scoreCase, toExtractionInput, total } from './scoring.js';
 
 /**

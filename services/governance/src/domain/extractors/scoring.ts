@@ -1,6 +1,7 @@
 /**
- * How the offline extractors are scored on the labelled sample (`labelled-sample.ts`), shared by
- * `bench/extractors.ts` and the regression test so both count the same way.
+ * How the offline extractors are scored on the labelled sample (the shape of its cases is defined
+ * here; the cases are the test fixture `test/fixtures/labelled-sample.ts`), shared by
+ * `bench/extractors.ts` and the regression test `labelled-sample.spec.ts` so both count the same way.
  *
  * Matching, one-to-one and greedy in candidate order, within a case:
  * - FACT: same namespace and key, the expected message among the evidence, and every gist field
@@ -16,9 +17,39 @@
  *   false positive; `mentions` coverage is the share of expected mentions found in its text.
  * Precision = TP / (TP + FP), recall = TP / (TP + FN); with nothing to count the value is 1.
  */
-import type { Candidate, ExtractionInput, ExtractorName, JsonValue } from '../candidate.js';
 import { localDateString, safeTimeZone } from '@engram/lexical';
-import type { ExpectedCandidate, LabelledCase } from './labelled-sample.js';
+import type { Candidate, ExtractionInput, ExtractorName, JsonValue } from '../candidate.js';
+
+/** A message of a labelled conversation. */
+export interface LabelledMessage {
+  readonly role: 'USER' | 'ASSISTANT';
+  readonly content: string;
+  /** ISO 8601 with offset. */
+  readonly at: string;
+}
+
+/** One expected candidate; `message` is the index of its evidence message in the case. */
+export type ExpectedCandidate =
+  | {
+      readonly type: 'FACT';
+      readonly message: number;
+      readonly namespace: string;
+      readonly key: string;
+      readonly gist: Readonly<Record<string, string | number>>;
+    }
+  | { readonly type: 'FORESIGHT'; readonly message: number; readonly date: string }
+  | { readonly type: 'EVENT'; readonly message: number; readonly date?: string }
+  | { readonly type: 'EPISODE'; readonly mentions: readonly string[] };
+
+/** A labelled conversation (one MemCell). */
+export interface LabelledCase {
+  readonly id: string;
+  readonly language: 'en' | 'zh';
+  readonly split: 'dev' | 'holdout';
+  readonly timeZone: string;
+  readonly messages: readonly LabelledMessage[];
+  readonly expected: readonly ExpectedCandidate[];
+}
 
 /** The MemCell a labelled case stands for; message ids are `<case>-m<index>`. */
 export function toExtractionInput(labelled: LabelledCase): ExtractionInput {

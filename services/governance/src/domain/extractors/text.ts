@@ -166,6 +166,11 @@ export function stripLeading(clause: string, language: Lang): string {
   return language === 'en' ? clause.replace(EN_LEADING, '').trim() : clause.replace(ZH_LEADING, '').trim();
 }
 
+/** A sentence with its date in brackets, as a candidate's text reads in its language. */
+export function withDate(sentence: string, date: string, language: Lang): string {
+  return language === 'en' ? `${sentence} (${date})` : `${sentence}（${date}）`;
+}
+
 /** Code points, not UTF-16 units: a cut never splits a surrogate pair. */
 export function truncate(text: string, max: number): string {
   const chars = Array.from(text);

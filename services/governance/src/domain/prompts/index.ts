@@ -4,10 +4,10 @@
  * the JSON schema of each extractor's answer. Pure: `model-extractors.ts` sends the prompt and
  * turns the answer into candidates for the hard rules.
  */
-import type { ChatMessage } from '@engram/llm';
 import type { z } from 'zod';
-import type { ExtractionInput, ExtractorName } from '../candidate.js';
 import { safeTimeZone } from '@engram/lexical';
+import type { ChatMessage } from '@engram/llm';
+import type { ExtractionInput, ExtractorName } from '../candidate.js';
 import { conversationLanguage, type PromptLanguage } from './language.js';
 import { ANSWER_SCHEMA_NAMES, answerSchema, type ExtractionAnswer } from './schemas.js';
 import { PROMPT_VERSION, systemPrompt, userPrompt } from './templates.js';

@@ -5,9 +5,9 @@
  * time. The weekday is given because models count weekdays poorly. A long MemCell keeps its latest
  * messages within a character budget.
  */
-import type { SourceMessage } from '../candidate.js';
 import { offsetMinutes, safeTimeZone, toLocal } from '@engram/lexical';
 import { oneLine } from '@engram/llm';
+import type { SourceMessage } from '../candidate.js';
 import type { PromptLanguage } from './language.js';
 
 /** How much of a MemCell is shown; defaults in {@link DEFAULT_TRANSCRIPT_LIMITS}. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
+import { context, evaluationOf, fact } from '../../../test/fixtures/rules.js';
 import { judge } from './engine.js';
 import { resolvePolicy } from './policy.js';
-import { context, evaluationOf, fact } from './testing.js';
 
 describe('rule confidence_threshold', () => {
   it('rejects a candidate below the threshold', async () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
+import { fact } from '../../../test/fixtures/rules.js';
 import { contentPieces, listFields, rewriteContent } from './content.js';
 import { canonicalJson, jsonDepth } from './json.js';
 import { codePoints, formatDuration, renderFactText, truncate } from './text.js';
-import { fact } from './testing.js';
 
 describe('contentPieces and rewriteContent', () => {
   const candidate = fact({

@@ -1,9 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
 import type { SourceKind } from '@engram/store';
+import { FakeStore, context, evaluationOf, event, fact } from '../../../test/fixtures/rules.js';
 import { SOURCE_TRUST } from './dedupe.js';
 import { judge } from './engine.js';
 import { resolvePolicy } from './policy.js';
-import { FakeStore, context, evaluationOf, event, fact } from './testing.js';
 
 describe('rule dedupe_supersede', () => {
   it('merges a candidate identical to an ACTIVE memory, writing nothing', async () => {

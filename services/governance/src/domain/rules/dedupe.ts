@@ -12,8 +12,8 @@
  *
  * Earlier candidates of the same batch count: their planned writes are found like stored ones.
  */
-import { canonicalJson } from './json.js';
 import type { SourceKind } from '@engram/store';
+import { canonicalJson } from './json.js';
 import { contentHashOf, placeOf } from './plan.js';
 import type { FactMatch, HardRule, MemoryRef, RuleResult } from './types.js';
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
+import { context, evaluationOf, event, fact } from '../../../test/fixtures/rules.js';
 import { deniedBy } from './denied-namespace.js';
 import { judge } from './engine.js';
 import { resolvePolicy } from './policy.js';
-import { context, evaluationOf, event, fact } from './testing.js';
 
 describe('rule denied_namespace', () => {
   const policy = resolvePolicy({ deniedNamespaces: ['health', 'internal.*'] });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
+import { DAY, FakeStore, NOW, context, evaluationOf, event, fact } from '../../../test/fixtures/rules.js';
 import { judge } from './engine.js';
 import { RULE_NAMES, resolvePolicy } from './policy.js';
-import { DAY, FakeStore, NOW, context, evaluationOf, event, fact } from './testing.js';
 
 describe('judge: evaluation order and trace', () => {
   it('reports every rule of the policy, in order, for every candidate', async () => {

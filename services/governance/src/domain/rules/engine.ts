@@ -18,8 +18,8 @@
  */
 import type { MemoryType } from '@engram/store';
 import type { Candidate } from '../candidate.js';
-import { contentPieces } from './content.js';
 import { confidenceRule } from './confidence.js';
+import { contentPieces } from './content.js';
 import { dedupeRule, describeRef } from './dedupe.js';
 import { deniedNamespaceRule } from './denied-namespace.js';
 import { evidenceRule } from './evidence.js';

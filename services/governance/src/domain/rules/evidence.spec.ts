@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
+import { FakeStore, context, evaluationOf, event, fact, testId } from '../../../test/fixtures/rules.js';
 import { judge } from './engine.js';
-import { FakeStore, context, evaluationOf, event, fact, testId } from './testing.js';
 
 describe('rule evidence', () => {
   it('rejects a malformed message id', async () => {

@@ -1,10 +1,10 @@
 // Blueprint §7, end to end through the hard rules: "From now on please answer more concisely. My
 // goal for the next 30 days is to solve 200 problems." (and the Chinese original).
 import { describe, expect, it } from '@jest/globals';
+import { DAY, NOW, FakeStore, context, evaluationOf, testId } from '../../../test/fixtures/rules.js';
 import type { Candidate } from '../candidate.js';
 import { judge } from './engine.js';
 import { resolvePolicy } from './policy.js';
-import { DAY, NOW, FakeStore, context, evaluationOf, testId } from './testing.js';
 
 const SAID_AT = NOW - 5 * 60_000;
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
+import { context, evaluationOf, event, fact } from '../../../test/fixtures/rules.js';
 import { judge } from './engine.js';
 import { INJECTION_PATTERNS, injectionPatternsIn, normalizeForInjection } from './injection.js';
 import { resolvePolicy } from './policy.js';
-import { context, evaluationOf, event, fact } from './testing.js';
 
 const fullWidth = (text: string) =>
   Array.from(text)

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
+import { context, evaluationOf, event, fact } from '../../../test/fixtures/rules.js';
 import { judge } from './engine.js';
 import { resolvePolicy } from './policy.js';
-import { context, evaluationOf, event, fact } from './testing.js';
 
 const EMAIL = 'ann.lee@example.com';
 const PHONE = '13800138000';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
+import { FakeStore, context, evaluationOf, event, fact } from '../../../test/fixtures/rules.js';
 import { judge } from './engine.js';
 import { resolvePolicy } from './policy.js';
-import { FakeStore, context, evaluationOf, event, fact } from './testing.js';
 
 describe('rule quota', () => {
   it('rejects a new memory when the owner is at the cap, with QUOTA_EXCEEDED and the limit', async () => {

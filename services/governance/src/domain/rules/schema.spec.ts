@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
+import { DAY, NOW, context, evaluationOf, event, fact, testId } from '../../../test/fixtures/rules.js';
 import type { Candidate } from '../candidate.js';
 import { judge } from './engine.js';
 import { resolvePolicy } from './policy.js';
-import { DAY, NOW, context, evaluationOf, event, fact, testId } from './testing.js';
 import type { RejectionReason } from './types.js';
 
 function nested(depth: number): Record<string, unknown> {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
+import { context, evaluationOf, fact } from '../../../test/fixtures/rules.js';
 import { judge } from './engine.js';
 import { resolvePolicy } from './policy.js';
-import { context, evaluationOf, fact } from './testing.js';
 
 describe('rule scope_authorization', () => {
   it('resolves a missing hint to SELF, owned by the owner of the context', async () => {

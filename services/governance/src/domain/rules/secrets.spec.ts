@@ -1,8 +1,4 @@
 import { describe, expect, it } from '@jest/globals';
-import type { Candidate } from '../candidate.js';
-import { judge } from './engine.js';
-import { resolvePolicy, type GovernancePolicy } from './policy.js';
-import { redactCandidateForRecord } from './record.js';
 import {
   context,
   evaluationOf,
@@ -12,7 +8,11 @@ import {
   fakeCardNumber,
   fakePassword,
   fakeResidentId,
-} from './testing.js';
+} from '../../../test/fixtures/rules.js';
+import type { Candidate } from '../candidate.js';
+import { judge } from './engine.js';
+import { resolvePolicy, type GovernancePolicy } from './policy.js';
+import { redactCandidateForRecord } from './record.js';
 
 const apiKey = fakeApiKey(1);
 const password = fakePassword(2);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
+import { DAY, NOW, context, evaluationOf, event, fact } from '../../../test/fixtures/rules.js';
 import { judge } from './engine.js';
 import { resolvePolicy } from './policy.js';
-import { DAY, NOW, context, evaluationOf, event, fact } from './testing.js';
 
 const HOUR = 3_600_000;
 

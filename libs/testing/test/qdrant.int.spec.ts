@@ -2,7 +2,7 @@ import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { startQdrant } from './qdrant-harness.js';
+import { startQdrant } from '../src/index.js';
 
 describe('startQdrant', () => {
   const saved = process.env['ENGRAM_TEST_QDRANT_BIN'];

@@ -62,22 +62,10 @@ class PortTakenError extends Error {}
 
 async function launch(binary: string, readyTimeoutMs: number): Promise<RunningQdrant> {
   const [httpPort = 0, grpcPort = 0] = await freePorts(2);
-  const dir = mkdtempSync(join(scratchRoot(), 'engram-qdrant-'));
+  const dir = mkdtempSync(join(qdrantScratchRoot(), 'engram-qdrant-'));
   const child = spawn(binary, [], {
     cwd: dir, // Qdrant writes `.qdrant-initialized` into its working directory.
-    env: {
-      ...process.env,
-      QDRANT__SERVICE__HOST: '127.0.0.1',
-      QDRANT__SERVICE__HTTP_PORT: String(httpPort),
-      QDRANT__SERVICE__GRPC_PORT: String(grpcPort),
-      QDRANT__STORAGE__STORAGE_PATH: join(dir, 'storage'),
-      QDRANT__STORAGE__SNAPSHOTS_PATH: join(dir, 'snapshots'),
-      QDRANT__STORAGE__TEMP_PATH: join(dir, 'tmp'),
-      QDRANT__TELEMETRY_DISABLED: 'true',
-      QDRANT__CLUSTER__ENABLED: 'false',
-      // Every request is logged at INFO; keep the output for warnings and startup failures.
-      QDRANT__LOG_LEVEL: 'WARN',
-    },
+    env: { ...process.env, ...qdrantEnv(dir, httpPort, grpcPort) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -106,7 +94,7 @@ async function launch(binary: string, readyTimeoutMs: number): Promise<RunningQd
       if (/address already in use/i.test(output)) throw new PortTakenError(message);
       throw new Error(message);
     }
-    if (await ready(url)) return { url, grpcPort, dir, stop };
+    if (await qdrantReady(url)) return { url, grpcPort, dir, stop };
     if (Date.now() > deadline) {
       await stop();
       throw new Error(`Qdrant (${binary}) was not ready on ${url} within ${readyTimeoutMs} ms\n${output}`);
@@ -116,11 +104,30 @@ async function launch(binary: string, readyTimeoutMs: number): Promise<RunningQd
 }
 
 /**
+ * The settings of a test Qdrant: loopback only, the given ports, storage, snapshots and temp files
+ * under `dir`, no telemetry, no cluster, warnings only.
+ */
+export function qdrantEnv(dir: string, httpPort: number, grpcPort: number): Record<string, string> {
+  return {
+    QDRANT__SERVICE__HOST: '127.0.0.1',
+    QDRANT__SERVICE__HTTP_PORT: String(httpPort),
+    QDRANT__SERVICE__GRPC_PORT: String(grpcPort),
+    QDRANT__STORAGE__STORAGE_PATH: join(dir, 'storage'),
+    QDRANT__STORAGE__SNAPSHOTS_PATH: join(dir, 'snapshots'),
+    QDRANT__STORAGE__TEMP_PATH: join(dir, 'tmp'),
+    QDRANT__TELEMETRY_DISABLED: 'true',
+    QDRANT__CLUSTER__ENABLED: 'false',
+    // Every request is logged at INFO; keep the output for warnings and startup failures.
+    QDRANT__LOG_LEVEL: 'WARN',
+  };
+}
+
+/**
  * Where the throw-away storage goes: tmpfs when there is one, because Qdrant syncs every collection
  * and payload-index change to disk (on a disk, creating a collection with its 15 payload indexes
  * took ~1.7 s here; on /dev/shm ~0.2 s). ENGRAM_TEST_QDRANT_TMP overrides.
  */
-function scratchRoot(): string {
+export function qdrantScratchRoot(): string {
   const fromEnv = process.env['ENGRAM_TEST_QDRANT_TMP'];
   if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
   try {
@@ -131,7 +138,8 @@ function scratchRoot(): string {
   }
 }
 
-async function ready(url: string): Promise<boolean> {
+/** Whether the Qdrant at `url` answers `/readyz` within a second. */
+export async function qdrantReady(url: string): Promise<boolean> {
   try {
     const response = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(1_000) });
     await response.arrayBuffer();

@@ -1,7 +1,8 @@
-// Synthetic secrets for the tests (not part of the build). Nothing here is a real credential:
+// Synthetic secrets for the tests of the secret detectors. Nothing here is a real credential:
 // every value is generated from a seed at run time, and vendor prefixes are assembled by
 // concatenation so that the source holds no string a secret scanner would take for a key.
-// Check digits are computed here independently of the detectors' own code.
+// Check digits are computed here independently of the detectors' own code (@engram/redaction).
+import { seededRandom } from './random.js';
 
 const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 const LOWER = 'abcdefghijklmnopqrstuvwxyz';
@@ -10,24 +11,12 @@ export const BASE62 = UPPER + LOWER + DIGITS;
 const BASE64URL = BASE62 + '-_';
 const BASE64 = BASE62 + '+/';
 
-/** mulberry32: a small deterministic PRNG, so every fake is reproducible from its seed. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * A random string over `alphabet`; when the alphabet has them, it holds at least one upper-case
  * letter, one lower-case letter and one digit (real random keys of these lengths always do).
  */
 export function randomString(alphabet: string, length: number, seed: number): string {
-  const next = prng(seed);
+  const next = seededRandom(seed);
   for (;;) {
     let value = '';
     for (let i = 0; i < length; i++) value += alphabet.charAt(Math.floor(next() * alphabet.length));
@@ -117,7 +106,7 @@ export function groupDigits(digits: string, sizes: readonly number[], separator:
  * The GB 11643-1999 check character for 17 digits, computed from the definition: weights
  * 2^(17-i) mod 11, sum mod 11 mapped through (12 - r) mod 11, with 10 written as X.
  */
-export function cnIdCheck(first17: string): string {
+function cnIdCheck(first17: string): string {
   let sum = 0;
   for (let i = 0; i < 17; i++) sum += Number(first17.charAt(i)) * (2 ** (17 - i) % 11);
   const check = (12 - (sum % 11)) % 11;

@@ -1,0 +1,54 @@
+import type { ServiceImpl } from '@connectrpc/connect';
+import { ContextService } from '@engram/contracts/context';
+import { GovernanceService } from '@engram/contracts/governance';
+import { IngestionService } from '@engram/contracts/ingestion';
+import { RetrievalService } from '@engram/contracts/retrieval';
+import { peerClient, serviceModule, type ModuleContext, type ServiceModule } from '@engram/runtime';
+import { SessionStateRepository } from '@engram/store';
+import { BackgroundWork } from './background-work.js';
+import { BuildContextHandlers } from './build-context-handlers.js';
+import { ChatHandlers } from './chat-handlers.js';
+import { CompactionHandlers } from './compaction-handlers.js';
+import { Compactions } from './compactions.js';
+import type { ContextDeps } from './context-deps.js';
+import { EraseHandlers } from './erase-handlers.js';
+import type { ContextResources } from './resources.js';
+import { SessionLocks } from './session-locks.js';
+import { SessionStateHandlers } from './state-handlers.js';
+
+type Impl = ServiceImpl<typeof ContextService>;
+
+/**
+ * `engram.context.v1.ContextService` over its resources, calling ingestion, governance and
+ * retrieval through the context's transport. It has no workers; its `stop` waits for the work
+ * calls left running (re-sent compaction marks, Chat's automatic compactions), which still use the
+ * peers and the database.
+ */
+export function contextModule(
+  resources: ContextResources,
+  context: ModuleContext,
+): ServiceModule<typeof ContextService> {
+  const background = new BackgroundWork();
+  const deps: ContextDeps = {
+    logger: context.logger,
+    store: resources.store,
+    states: new SessionStateRepository(resources.store),
+    ingestion: peerClient(context, IngestionService),
+    governance: peerClient(context, GovernanceService),
+    retrieval: peerClient(context, RetrievalService),
+    credentials: context.credentials,
+    settings: resources.settings,
+    ...(resources.chatModel !== undefined ? { chatModel: resources.chatModel } : {}),
+    locks: new SessionLocks(),
+    background,
+  };
+  const compactions = new Compactions(deps, resources.embedder);
+  const service: Impl = {
+    ...new BuildContextHandlers(deps),
+    ...new ChatHandlers(deps, compactions),
+    ...new CompactionHandlers(deps, compactions),
+    ...new SessionStateHandlers(deps),
+    ...new EraseHandlers(deps),
+  };
+  return serviceModule(ContextService, service, [], () => background.settled());
+}

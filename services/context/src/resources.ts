@@ -1,0 +1,55 @@
+import { mkdirSync } from 'node:fs';
+import { LocalEmbedder, resolveModelRoot, type Embedder } from '@engram/embeddings';
+import { chatModelFromEnv, type ChatModel, type StreamingChatModel } from '@engram/llm';
+import type { Logger } from '@engram/runtime';
+import { isMysqlTarget, openStore, storeTarget, type Store } from '@engram/store';
+import { contextSettings, type ContextDataConfig, type ContextSettings } from './config.js';
+
+/** What the context package reads of a configuration (its own process's, or the all-in-one's). */
+export type ContextResourcesConfig = ContextDataConfig & {
+  /** The local embedding model's directory, for offline compaction (default: the workspace's). */
+  readonly ENGRAM_MODEL_DIR?: string | undefined;
+};
+
+/** Everything the context service runs on, opened from configuration. */
+export interface ContextResources {
+  /** Context's own connection to the source of truth (session states, request ids). */
+  readonly store: Store;
+  readonly settings: ContextSettings;
+  /** The configured chat model (compaction, Chat), if any. */
+  readonly chatModel?: ChatModel & StreamingChatModel;
+  /** The local embedding model, for offline compaction; called at first use. */
+  readonly embedder: () => Embedder;
+  /** Closes the embedding model if these resources loaded it, then the database. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the database (creating the data directory for SQLite) and the chat model of a
+ * configuration. The embedding model is `shared.embedder` when the process has one (the
+ * all-in-one shares retrieval's), else a local model loaded at its first use.
+ */
+export function openContextResources(
+  config: ContextResourcesConfig,
+  shared: { readonly embedder?: () => Embedder } = {},
+  logger: Logger,
+): ContextResources {
+  const target = storeTarget(config);
+  if (!isMysqlTarget(target)) mkdirSync(config.ENGRAM_DATA_DIR, { recursive: true, mode: 0o700 });
+  const store = openStore({ target });
+  const chatModel = chatModelFromEnv(config, { logger });
+  let own: Embedder | undefined;
+  const embedder =
+    shared.embedder ??
+    (() => (own ??= new LocalEmbedder({ modelRoot: resolveModelRoot(config.ENGRAM_MODEL_DIR) })));
+  return {
+    store,
+    settings: contextSettings(config),
+    ...(chatModel !== undefined ? { chatModel } : {}),
+    embedder,
+    close: async () => {
+      await own?.close();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,282 @@
+/**
+ * The ingestion module behind the runtime's in-process transport (the same authentication and
+ * error boundary as the network) over a real database, and the extraction hand-off against a
+ * scripted governance.
+ */
+import { randomBytes } from 'node:crypto';
+import { Code, ConnectError, createClient, createRouterTransport, type Client } from '@connectrpc/connect';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { ExtractionJobState, GovernanceService } from '@engram/contracts/governance';
+import { ErrorInfoSchema } from '@engram/contracts/grpc';
+import { IngestionService, MessageRole } from '@engram/contracts/ingestion';
+import {
+  createAuthenticator,
+  createInProcessTransport,
+  createLogger,
+  createServiceCredentials,
+  engramTracer,
+  mintToken,
+  moduleRegistrations,
+  metricsRegistry,
+  scopedMetrics,
+  type ModuleContext,
+} from '@engram/runtime';
+import { SessionRepository, inTransaction, openStore, type Store } from '@engram/store';
+import { dialects } from '../../../libs/store/test/harness.js';
+import { DEFAULT_BOUNDARY_RULES } from '../src/domain/boundaries.js';
+import { ExtractionHandOff } from '../src/handoff.js';
+import { ingestionModule } from '../src/module.js';
+import type { IngestionResources } from '../src/resources.js';
+
+const secret = randomBytes(32);
+const logger = createLogger({ service: 'test', level: 'silent' });
+const limits = { maxMessageBytes: 8 << 20, maxStreamMessages: 1000, maxTimeoutMs: 60_000 };
+const credentials = createServiceCredentials({ algorithm: 'HS256', secret }, { subject: 'engram-ingestion' });
+
+/** What a Kysely `TableNode` names. */
+type TableNodeShape = { readonly table: { readonly identifier: { readonly name: string } } };
+
+/** `store` with a count of its reads of the session row (SELECTs from `sessions`, subqueries aside). */
+function sessionReads(store: Store): { store: Store; count: () => number; reset: () => void } {
+  let reads = 0;
+  const plugin: Parameters<Store['db']['withPlugin']>[0] = {
+    transformQuery({ node }) {
+      const from = node.kind === 'SelectQueryNode' ? node.from?.froms[0] : undefined;
+      if (
+        from?.kind === 'TableNode' &&
+        (from as unknown as TableNodeShape).table.identifier.name === 'sessions'
+      ) {
+        reads += 1;
+      }
+      return node;
+    },
+    transformResult: ({ result }) => Promise.resolve(result),
+  };
+  return {
+    store: { ...store, db: store.db.withPlugin(plugin), close: () => store.close() },
+    count: () => reads,
+    reset: () => {
+      reads = 0;
+    },
+  };
+}
+
+/** The module's resources over `store`, with the rule caps of the tests. */
+function resources(store: Store): IngestionResources {
+  return {
+    store,
+    judge: { reason: 'TOPIC_SHIFT', judge: () => Promise.resolve({ splits: [] }) },
+    settings: {
+      maxDocumentBytes: 4 << 20,
+      chunkSize: 1000,
+      overlap: 100,
+      redactSecrets: () => true,
+      boundaries: { ...DEFAULT_BOUNDARY_RULES, messageCap: 3 },
+      maxExtractionAttempts: 5,
+    },
+    close: () => store.close(),
+  };
+}
+
+/** The module mounted behind the in-process transport; its workers stay stopped (nothing runs behind a test). */
+async function mounted(store: Store): Promise<Client<typeof IngestionService>> {
+  const context: ModuleContext = {
+    logger,
+    credentials,
+    metrics: scopedMetrics(metricsRegistry()),
+    transport: () => createRouterTransport(() => undefined),
+  };
+  const module = ingestionModule(resources(store), context);
+  for (const worker of module.workers) await worker.stop();
+  const authenticate = await createAuthenticator({ mode: 'hs256', secret, clockToleranceSec: 0 });
+  const transport = createInProcessTransport(() => ({
+    services: moduleRegistrations([module]),
+    authenticate,
+    logger,
+    limits,
+  }));
+  return createClient(IngestionService, transport);
+}
+
+const as = async (subject: string, tenantId = 't1') => ({
+  headers: {
+    authorization: `Bearer ${await mintToken({ subject, tenantId }, { algorithm: 'HS256', secret })}`,
+  },
+});
+
+const user = (content: string) => ({ role: MessageRole.USER, content });
+
+async function failure(promise: Promise<unknown>): Promise<ConnectError> {
+  try {
+    await promise;
+  } catch (error) {
+    return ConnectError.from(error);
+  }
+  throw new Error('expected the call to fail');
+}
+
+const reasonOf = (error: ConnectError) => error.findDetails(ErrorInfoSchema)[0]?.reason;
+
+describe.each(dialects)('the ingestion module on $name', (dialect) => {
+  let store: Store;
+  let dispose: () => Promise<void>;
+  let counted: ReturnType<typeof sessionReads>;
+  let client: Client<typeof IngestionService>;
+
+  beforeAll(async () => {
+    ({ store, dispose } = await dialect.open());
+    counted = sessionReads(store);
+    client = await mounted(counted.store);
+  });
+  afterAll(async () => {
+    await dispose();
+  });
+
+  it('answers NOT_FOUND naming the message or MemCell when the session is another owner’s', async () => {
+    const { session } = await client.createSession({}, await as('alice'));
+    const { messages } = await client.appendMessages(
+      { parent: session?.name ?? '', messages: [user('a'), user('b'), user('c')] },
+      await as('alice'),
+    );
+    const { memCells } = await client.listMemCells({ parent: session?.name ?? '' }, await as('alice'));
+    const names = [messages[0]?.name ?? '', memCells[0]?.name ?? ''];
+    expect(names.every((n) => n !== '')).toBe(true);
+    const bob = await as('bob');
+    const [message, cell] = await Promise.all([
+      failure(client.getMessage({ name: names[0] }, bob)),
+      failure(client.getMemCell({ name: names[1] }, bob)),
+    ]);
+    expect([message.code, reasonOf(message), message.rawMessage]).toEqual([
+      Code.NotFound,
+      'RESOURCE_NOT_FOUND',
+      `${names[0]} was not found`,
+    ]);
+    expect([cell.code, reasonOf(cell), cell.rawMessage]).toEqual([
+      Code.NotFound,
+      'RESOURCE_NOT_FOUND',
+      `${names[1]} was not found`,
+    ]);
+  });
+
+  it('AppendMessages reads the session row once in its transaction and once after it, for the etag and counters', async () => {
+    const alice = await as('alice');
+    const { session } = await client.createSession({}, alice);
+    counted.reset();
+    const appended = await client.appendMessages(
+      { parent: session?.name ?? '', messages: [user('hello')], requestId: 'append-once' },
+      alice,
+    );
+    // One read by the handler, one by the repository's compare-and-set, one for the response.
+    expect(counted.count()).toBe(3);
+    expect(appended.session?.lastSequence).toBe(1n);
+    expect(appended.session?.openMessageCount).toBe(1n);
+    expect(appended.messages.map((m) => [m.sequence, m.content, m.memCell])).toEqual([[1n, 'hello', '']]);
+  });
+
+  it('AppendMessages answers the messages with the MemCells its rules closed them into, and a replay the same', async () => {
+    const alice = await as('alice');
+    const { session } = await client.createSession({}, alice);
+    const request = {
+      parent: session?.name ?? '',
+      messages: [user('one'), user('two'), user('three'), user('four')],
+      requestId: 'append-cells',
+    };
+    const first = await client.appendMessages(request, alice);
+    expect(first.closedMemCells.map((c) => [c.firstSequence, c.lastSequence])).toEqual([[1n, 3n]]);
+    const cell = first.closedMemCells[0]?.name;
+    expect(first.messages.map((m) => m.memCell)).toEqual([cell, cell, cell, '']);
+    const stored = await Promise.all(first.messages.map((m) => client.getMessage({ name: m.name }, alice)));
+    expect(stored.map((s) => s.message?.memCell)).toEqual(first.messages.map((m) => m.memCell));
+    expect(first.session?.etag).toBe(
+      (await client.getSession({ name: request.parent }, alice)).session?.etag,
+    );
+
+    const replayed = await client.appendMessages(request, alice);
+    expect(replayed.messages.map((m) => [m.name, m.memCell])).toEqual(
+      first.messages.map((m) => [m.name, m.memCell]),
+    );
+    expect(replayed.closedMemCells.map((c) => c.name)).toEqual([cell]);
+  });
+});
+
+describe('GetMessage and GetMemCell during a database outage', () => {
+  let store: Store;
+  let client: Client<typeof IngestionService>;
+
+  beforeAll(async () => {
+    // Nothing listens on port 1: every query fails to connect.
+    store = openStore({ target: 'mysql://engram:engram@127.0.0.1:1/engram' });
+    client = await mounted(store);
+  });
+  afterAll(async () => {
+    await store.close();
+  });
+
+  it('answer UNAVAILABLE, not NOT_FOUND', async () => {
+    const session = 'sessions/01JD7Z5Q2G8V6K3M9T1R4X0B2C';
+    const alice = await as('alice');
+    const [message, cell] = await Promise.all([
+      failure(client.getMessage({ name: `${session}/messages/01JD7Z5Q2G8V6K3M9T1R4X0B2D` }, alice)),
+      failure(client.getMemCell({ name: `${session}/memCells/01JD7Z5Q2G8V6K3M9T1R4X0B2E` }, alice)),
+    ]);
+    expect([message.code, reasonOf(message)]).toEqual([Code.Unavailable, 'DEPENDENCY_UNAVAILABLE']);
+    expect([cell.code, reasonOf(cell)]).toEqual([Code.Unavailable, 'DEPENDENCY_UNAVAILABLE']);
+  });
+});
+
+describe.each(dialects)('the extraction hand-off on $name', (dialect) => {
+  let store: Store;
+  let dispose: () => Promise<void>;
+
+  beforeAll(async () => {
+    ({ store, dispose } = await dialect.open());
+  });
+  afterAll(async () => {
+    await dispose();
+  });
+
+  it('calls governance with the service token, the attempt’s request id and the active trace', async () => {
+    const sessions = new SessionRepository(store);
+    const cell = await inTransaction(store, async (trx) => {
+      const session = await sessions.createSession(trx, { tenantId: 'h1', ownerId: 'alice' });
+      await sessions.appendMessages(trx, 'h1', session.id, [{ role: 'USER', content: 'hello' }]);
+      return sessions.closeMemCell(trx, 'h1', session.id, { throughSequence: 1, reason: 'FLUSH' });
+    });
+    const calls: { requestId: string; headers: Headers }[] = [];
+    const governance = createRouterTransport(({ service }) => {
+      service(GovernanceService, {
+        extractMemories(request, ctx) {
+          calls.push({ requestId: request.requestId, headers: ctx.requestHeader });
+          return {
+            extractionJob: {
+              name: 'extractionJobs/01JD7Z5Q2G8V6K3M9T1R4X0B2F',
+              state: ExtractionJobState.SUCCEEDED,
+            },
+          };
+        },
+      });
+    });
+    const handOff = new ExtractionHandOff({
+      store,
+      governance: createClient(GovernanceService, governance),
+      credentials,
+      logger,
+    });
+    // Started inside a span: the first sweep, and the attempt it starts, belong to its trace.
+    const traceId = engramTracer().startActiveSpan('test', (span) => {
+      handOff.worker.start();
+      span.end();
+      return span.spanContext().traceId;
+    });
+    for (let i = 0; i < 500 && calls.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    await handOff.worker.stop();
+
+    expect(calls).toHaveLength(1);
+    const [call] = calls;
+    expect(call?.requestId).toBe(`mc-${cell.id}-1`);
+    expect(call?.headers.get('x-request-id')).toBe(`mc-${cell.id}-1`);
+    expect(call?.headers.get('authorization')).toMatch(/^Bearer [\w-]+\.[\w-]+\.[\w-]+$/);
+    expect(call?.headers.get('traceparent')).toContain(`-${traceId}-`);
+    expect((await sessions.getMemCell('h1', cell.sessionId, cell.id))?.status).toBe('EXTRACTED');
+  });
+});
