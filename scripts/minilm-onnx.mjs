@@ -132,29 +132,10 @@ function transpose({ shape: [rows, cols], data }) {
 }
 
 /**
- * Builds the ONNX model bytes from the safetensors buffer and the BERT `config.json` object.
- * `head: 'sequence-classification'` adds BertForSequenceClassification's head (pooler: dense and
- * tanh over [CLS], then `classifier`) with output `logits` [batch, labels] instead of
- * `last_hidden_state`: the shape of a cross-encoder reranker. `quantize: true` gives the weights of
- * every linear layer as int8 (symmetric, one scale per output column) multiplied with dynamically
- * quantized uint8 activations (DynamicQuantizeLinear + MatMulInteger, the scheme of onnxruntime's
- * `quantize_dynamic`); embeddings, attention products, LayerNorm and GELU stay fp32. Throws when the
- * config is not a BertModel this graph implements.
+ * The graph under construction: its initializers and nodes, and the helpers that add them. Node
+ * and initializer names and their order are part of the deterministic output.
  */
-export function convertBertToOnnx(safetensors, config, { head = 'none', quantize = false } = {}) {
-  const hidden = config.hidden_size;
-  const heads = config.num_attention_heads;
-  const layers = config.num_hidden_layers;
-  const eps = config.layer_norm_eps;
-  if (config.model_type !== 'bert' || config.hidden_act !== 'gelu') {
-    throw new Error(`unsupported model: model_type ${config.model_type}, hidden_act ${config.hidden_act}`);
-  }
-  if (config.position_embedding_type !== undefined && config.position_embedding_type !== 'absolute') {
-    throw new Error(`unsupported position_embedding_type ${config.position_embedding_type}`);
-  }
-  const headSize = hidden / heads;
-  const st = readSafetensors(safetensors);
-
+function graphBuilder(st, { quantize, eps }) {
   const initializers = [];
   const nodes = [];
   const floatInit = (name, { shape, data }) => {
@@ -251,7 +232,23 @@ export function convertBertToOnnx(safetensors, config, { head = 'none', quantize
       [attrInt('axis', -1), attrFloat('epsilon', eps)],
     );
 
-  // Embeddings: word + absolute position (0 … S−1) + token type, then LayerNorm.
+  return {
+    initializers,
+    nodes,
+    floatInit,
+    int64Init,
+    scalarInit,
+    node,
+    attrInt,
+    attrInts,
+    linear,
+    layerNorm,
+  };
+}
+
+/** Embeddings (word + absolute position 0 … S−1 + token type, then LayerNorm), the mask and constants. */
+function embeddings(g, st, { heads, headSize, hidden }) {
+  const { floatInit, int64Init, scalarInit, node, attrInt, layerNorm } = g;
   const word = node('Gather', [
     floatInit('embeddings.word_embeddings.weight', st.tensor('embeddings.word_embeddings.weight')),
     'input_ids',
@@ -273,7 +270,7 @@ export function convertBertToOnnx(safetensors, config, { head = 'none', quantize
     ),
     'token_type_ids',
   ]);
-  let x = layerNorm(node('Add', [node('Add', [word, position]), tokenType]), 'embeddings.LayerNorm');
+  const x = layerNorm(node('Add', [node('Add', [word, position]), tokenType]), 'embeddings.LayerNorm');
 
   // Additive attention mask [B, 1, 1, S]: 0 where attended, the float minimum where padded (as
   // transformers' get_extended_attention_mask).
@@ -287,44 +284,38 @@ export function convertBertToOnnx(safetensors, config, { head = 'none', quantize
   const sqrtHalf = scalarInit('sqrt_half', Math.SQRT1_2);
   const half = scalarInit('half', 0.5);
 
-  for (let l = 0; l < layers; l++) {
-    const p = `encoder.layer.${l}`;
-    const split = (t, perm) =>
-      node('Transpose', [node('Reshape', [t, headsShape])], [attrInts('perm', perm)]);
-    const q = split(linear(x, `${p}.attention.self.query`), [0, 2, 1, 3]);
-    const k = split(linear(x, `${p}.attention.self.key`), [0, 2, 3, 1]);
-    const v = split(linear(x, `${p}.attention.self.value`), [0, 2, 1, 3]);
-    const scores = node('Add', [node('Mul', [node('MatMul', [q, k]), scale]), mask]);
-    const probs = node('Softmax', [scores], [attrInt('axis', -1)]);
-    const context = node('Reshape', [
-      node('Transpose', [node('MatMul', [probs, v])], [attrInts('perm', [0, 2, 1, 3])]),
-      mergedShape,
-    ]);
-    const attention = layerNorm(
-      node('Add', [linear(context, `${p}.attention.output.dense`), x]),
-      `${p}.attention.output.LayerNorm`,
-    );
-    const h = linear(attention, `${p}.intermediate.dense`);
-    // GELU (exact): 0.5 · h · (1 + erf(h / √2)).
-    const gelu = node('Mul', [
-      node('Mul', [h, half]),
-      node('Add', [node('Erf', [node('Mul', [h, sqrtHalf])]), 'one_f']),
-    ]);
-    x = layerNorm(node('Add', [linear(gelu, `${p}.output.dense`), attention]), `${p}.output.LayerNorm`);
-  }
-  const outputName = head === 'sequence-classification' ? 'logits' : 'last_hidden_state';
-  let output = x;
-  let outputShape = ['batch_size', 'sequence_length', hidden];
-  if (head === 'sequence-classification') {
-    const cls = node('Gather', [x, scalarInit('cls_index', 0, INT64)], [attrInt('axis', 1)]);
-    const pooled = node('Tanh', [linear(cls, 'pooler.dense')]);
-    output = linear(pooled, 'classifier');
-    outputShape = ['batch_size', st.tensor('classifier.bias').shape[0]];
-  } else if (head !== 'none') {
-    throw new Error(`unsupported head ${head}`);
-  }
-  nodes.push({ opType: 'Identity', name: 'output', input: [output], output: [outputName], attribute: [] });
+  return { x, mask, headsShape, mergedShape, scale, sqrtHalf, half };
+}
 
+/** One encoder layer: self-attention, then the feed-forward block, each with residual and LayerNorm. */
+function encoderLayer(g, x, l, { mask, headsShape, mergedShape, scale, sqrtHalf, half }) {
+  const { node, attrInt, attrInts, linear, layerNorm } = g;
+  const p = `encoder.layer.${l}`;
+  const split = (t, perm) => node('Transpose', [node('Reshape', [t, headsShape])], [attrInts('perm', perm)]);
+  const q = split(linear(x, `${p}.attention.self.query`), [0, 2, 1, 3]);
+  const k = split(linear(x, `${p}.attention.self.key`), [0, 2, 3, 1]);
+  const v = split(linear(x, `${p}.attention.self.value`), [0, 2, 1, 3]);
+  const scores = node('Add', [node('Mul', [node('MatMul', [q, k]), scale]), mask]);
+  const probs = node('Softmax', [scores], [attrInt('axis', -1)]);
+  const context = node('Reshape', [
+    node('Transpose', [node('MatMul', [probs, v])], [attrInts('perm', [0, 2, 1, 3])]),
+    mergedShape,
+  ]);
+  const attention = layerNorm(
+    node('Add', [linear(context, `${p}.attention.output.dense`), x]),
+    `${p}.attention.output.LayerNorm`,
+  );
+  const h = linear(attention, `${p}.intermediate.dense`);
+  // GELU (exact): 0.5 · h · (1 + erf(h / √2)).
+  const gelu = node('Mul', [
+    node('Mul', [h, half]),
+    node('Add', [node('Erf', [node('Mul', [h, sqrtHalf])]), 'one_f']),
+  ]);
+  return layerNorm(node('Add', [linear(gelu, `${p}.output.dense`), attention]), `${p}.output.LayerNorm`);
+}
+
+/** The ONNX ModelProto bytes of a finished graph. */
+function serialize(g, outputName, outputShape) {
   const dims = (names) => ({
     dim: names.map((n) => (typeof n === 'number' ? { dimValue: n } : { dimParam: n })),
   });
@@ -336,8 +327,8 @@ export function convertBertToOnnx(safetensors, config, { head = 'none', quantize
     opsetImport: [{ domain: '', version: 17 }],
     graph: {
       name: 'bert',
-      node: nodes,
-      initializer: initializers,
+      node: g.nodes,
+      initializer: g.initializers,
       input: ['input_ids', 'attention_mask', 'token_type_ids'].map((name) => ({
         name,
         type: tensorType(INT64, ['batch_size', 'sequence_length']),
@@ -350,6 +341,50 @@ export function convertBertToOnnx(safetensors, config, { head = 'none', quantize
   const problem = ModelProto.verify(model);
   if (problem !== null) throw new Error(`invalid ONNX model: ${problem}`);
   return Buffer.from(ModelProto.encode(ModelProto.fromObject(model)).finish());
+}
+
+/**
+ * Builds the ONNX model bytes from the safetensors buffer and the BERT `config.json` object.
+ * `head: 'sequence-classification'` adds BertForSequenceClassification's head (pooler: dense and
+ * tanh over [CLS], then `classifier`) with output `logits` [batch, labels] instead of
+ * `last_hidden_state`: the shape of a cross-encoder reranker. `quantize: true` gives the weights of
+ * every linear layer as int8 (symmetric, one scale per output column) multiplied with dynamically
+ * quantized uint8 activations (DynamicQuantizeLinear + MatMulInteger, the scheme of onnxruntime's
+ * `quantize_dynamic`); embeddings, attention products, LayerNorm and GELU stay fp32. Throws when the
+ * config is not a BertModel this graph implements.
+ */
+export function convertBertToOnnx(safetensors, config, { head = 'none', quantize = false } = {}) {
+  const hidden = config.hidden_size;
+  const heads = config.num_attention_heads;
+  const layers = config.num_hidden_layers;
+  const eps = config.layer_norm_eps;
+  if (config.model_type !== 'bert' || config.hidden_act !== 'gelu') {
+    throw new Error(`unsupported model: model_type ${config.model_type}, hidden_act ${config.hidden_act}`);
+  }
+  if (config.position_embedding_type !== undefined && config.position_embedding_type !== 'absolute') {
+    throw new Error(`unsupported position_embedding_type ${config.position_embedding_type}`);
+  }
+  const headSize = hidden / heads;
+  const st = readSafetensors(safetensors);
+
+  const g = graphBuilder(st, { quantize, eps });
+  const { node, scalarInit, attrInt, linear } = g;
+  const shared = embeddings(g, st, { heads, headSize, hidden });
+  let x = shared.x;
+  for (let l = 0; l < layers; l++) x = encoderLayer(g, x, l, shared);
+  const outputName = head === 'sequence-classification' ? 'logits' : 'last_hidden_state';
+  let output = x;
+  let outputShape = ['batch_size', 'sequence_length', hidden];
+  if (head === 'sequence-classification') {
+    const cls = node('Gather', [x, scalarInit('cls_index', 0, INT64)], [attrInt('axis', 1)]);
+    const pooled = node('Tanh', [linear(cls, 'pooler.dense')]);
+    output = linear(pooled, 'classifier');
+    outputShape = ['batch_size', st.tensor('classifier.bias').shape[0]];
+  } else if (head !== 'none') {
+    throw new Error(`unsupported head ${head}`);
+  }
+  g.nodes.push({ opType: 'Identity', name: 'output', input: [output], output: [outputName], attribute: [] });
+  return serialize(g, outputName, outputShape);
 }
 
 /**

@@ -5,8 +5,8 @@ import { GovernanceService } from '@engram/contracts/governance';
 import { Health } from '@engram/contracts/grpc';
 import { IngestionService } from '@engram/contracts/ingestion';
 import { RetrievalService } from '@engram/contracts/retrieval';
-import { EXIT, cliErrorFromCall, isCliError } from './errors.js';
 import { resolveCredential, type CliEnv, type Credential, type IdentityFlags } from './auth.js';
+import { EXIT, cliErrorFromCall, isCliError } from './errors.js';
 
 /** Default deadline of a call; calls that wait on the server (ingestion, extraction) set their own. */
 export const DEFAULT_TIMEOUT_MS = 30_000;

@@ -20,6 +20,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { durationFromMs, timestampDate, timestampFromMs } from '@bufbuild/protobuf/wkt';
 import {
   Code,
   ConnectError,
@@ -29,7 +30,7 @@ import {
   type Transport,
 } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
-import { durationFromMs, timestampDate, timestampFromMs } from '@bufbuild/protobuf/wkt';
+import { ItemKind } from '@engram/contracts/common';
 import {
   ContextLayer,
   ContextService,
@@ -38,7 +39,6 @@ import {
   TraceReason,
   LayerStatus,
 } from '@engram/contracts/context';
-import { ItemKind } from '@engram/contracts/common';
 import {
   DecisionOutcome,
   ExtractionJobState,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { MemoryType } from '@engram/contracts/governance';
+import { subjectOfToken } from './auth.js';
 import {
   enumLabel,
   formatBytes,
@@ -17,7 +18,6 @@ import {
   upperSnake,
 } from './format.js';
 import { colorEnabled, stringifyJson } from './output.js';
-import { subjectOfToken } from './auth.js';
 
 describe('enumLabel', () => {
   it('names a value without its prefix and shows UNSPECIFIED as a dash', () => {

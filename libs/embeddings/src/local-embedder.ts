@@ -1,5 +1,5 @@
-import { errors } from '@engram/errors';
 import { env, pipeline, type FeatureExtractionPipeline, type Tensor } from '@huggingface/transformers';
+import { errors } from '@engram/errors';
 import {
   checkOpen,
   checkTexts,

@@ -7,9 +7,9 @@
  * directory, pairs read jointly, scores in [0, 1], determinism, order, errors and cancellation.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { isEngramError } from '@engram/errors';
 import { LocalReranker } from './local-reranker.js';

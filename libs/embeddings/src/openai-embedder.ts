@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { errors } from '@engram/errors';
 import OpenAI from 'openai';
+import { errors } from '@engram/errors';
+import { describeOpenAIError, retryAfterMs, retryableOpenAIError } from '@engram/errors/openai';
 import {
   checkOpen,
   checkTexts,
@@ -11,7 +12,6 @@ import {
   type EmbeddingKind,
   type EmbeddingResult,
 } from './embedder.js';
-import { describeOpenAIError, retryAfterMs, retryableOpenAIError } from '@engram/errors/openai';
 
 /** Options of {@link OpenAIEmbedder}; defaults are filled in by its constructor. */
 export interface OpenAIEmbedderOptions {

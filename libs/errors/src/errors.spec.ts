@@ -1,5 +1,5 @@
-import { describe, expect, it } from '@jest/globals';
 import { Code, ConnectError } from '@connectrpc/connect';
+import { describe, expect, it } from '@jest/globals';
 import { ErrorInfoSchema } from '@engram/contracts/grpc';
 import {
   EngramError,

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { ConfigError, parseEnv } from '@engram/config';
 import { z } from 'zod';
+import { ConfigError, parseEnv } from '@engram/config';
 import { chatModelFromEnv, llmEnvShape } from './config.js';
 
 const schema = z.object(llmEnvShape);

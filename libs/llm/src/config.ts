@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { ConfigError, envInt, envString } from '@engram/config';
-import { type Logger } from '@engram/telemetry';
 import type { z } from 'zod';
+import { ConfigError, envInt, envString } from '@engram/config';
+import type { Logger } from '@engram/telemetry';
 import type { ChatModel, StreamingChatModel } from './chat-model.js';
 import { OpenAIChatModel } from './openai-chat-model.js';
 

@@ -1,6 +1,4 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { errors, type EngramError } from '@engram/errors';
-import { modelMetrics, type Logger, type ModelMetrics } from '@engram/telemetry';
 import OpenAI from 'openai';
 import type {
   ChatCompletion,
@@ -10,6 +8,9 @@ import type {
 } from 'openai/resources/chat/completions';
 import type { CompletionUsage } from 'openai/resources/completions';
 import { z } from 'zod';
+import { errors, type EngramError } from '@engram/errors';
+import { describeOpenAIError, retryAfterMs, retryableOpenAIError } from '@engram/errors/openai';
+import { modelMetrics, type Logger, type ModelMetrics } from '@engram/telemetry';
 import type {
   ChatMessage,
   ChatModel,
@@ -28,7 +29,6 @@ import {
   toTurnParam,
   ToolCallAssembly,
 } from './openai-chat-stream.js';
-import { describeOpenAIError, retryAfterMs, retryableOpenAIError } from '@engram/errors/openai';
 
 /** Options of {@link OpenAIChatModel}; defaults are filled in by its constructor. */
 export interface OpenAIChatModelOptions {

@@ -1,14 +1,14 @@
 /** Pieces of {@link OpenAIChatModel.streamChat}: request mapping, tool-call assembly, error reading. */
 import { Code } from '@connectrpc/connect';
-import { EngramError, errors } from '@engram/errors';
 import { APIError } from 'openai';
 import type {
   ChatCompletionChunk,
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
-import type { ChatFinishReason, ChatTool, ChatToolCall, ChatTurn } from './chat-model.js';
+import { EngramError, errors } from '@engram/errors';
 import { describeOpenAIError } from '@engram/errors/openai';
+import type { ChatFinishReason, ChatTool, ChatToolCall, ChatTurn } from './chat-model.js';
 
 /** A chat turn as a chat-completions message. */
 export function toTurnParam(turn: ChatTurn, index: number): ChatCompletionMessageParam {

@@ -3,8 +3,8 @@
  * ingestion serves documents and chunks, and retrieval returns all three in search results; the
  * mapping is written once, here, so the same record always reads the same everywhere.
  */
-import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import type { JsonObject, MessageInitShape } from '@bufbuild/protobuf';
+import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import { Scope as ScopeEnum } from '@engram/contracts/common';
 import {
   MemoryStatus,

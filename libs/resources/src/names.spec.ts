@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { GovernanceService } from '@engram/contracts/governance';
 import { isEngramError } from '@engram/errors';
 import {
   parseChunkName,
@@ -10,7 +11,6 @@ import {
   parseSessionStateName,
 } from './names.js';
 import { DEFAULT_PAGE_LIMITS, methodKey, pageSize } from './wire.js';
-import { GovernanceService } from '@engram/contracts/governance';
 
 const S = '01HZY6Q7V4N8M3K2J1H0G9F8E7';
 const C = '01HZY6Q7V4N8M3K2J1H0G9F8E6';

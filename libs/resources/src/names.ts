@@ -19,7 +19,7 @@ function nameParser(template: string): (name: string, field?: string) => string[
     if (name === '') throw errors.fieldRequired(field);
     const match = pattern.exec(name);
     if (match === null) return badName(field, template);
-    return match.slice(1) as string[];
+    return match.slice(1);
   };
 }
 

@@ -1,9 +1,9 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { describe, expect, it } from '@jest/globals';
 import { Code } from '@connectrpc/connect';
+import { describe, expect, it } from '@jest/globals';
 import { SignJWT, exportJWK, importSPKI, type JSONWebKeySet } from 'jose';
-import { createAuthenticator, mintToken, type Authenticator } from './auth.js';
 import { EngramError } from '@engram/errors';
+import { createAuthenticator, mintToken, type Authenticator } from './auth.js';
 
 const secret = randomBytes(32);
 const { publicKey, privateKey } = generateKeyPairSync('rsa', {

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
-import { authConfigFromEnv, limitsFromEnv, metricsPortFromEnv, serverEnvShape } from './config.js';
 import { ConfigError, envInt, parseEnv } from '@engram/config';
+import { authConfigFromEnv, limitsFromEnv, metricsPortFromEnv, serverEnvShape } from './config.js';
 
 const schema = z.object({ ...serverEnvShape, ENGRAM_PORT: envInt(50051, 0, 65535) });
 const secret = 'x'.repeat(32);

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
 import { SpanKind, context, trace } from '@opentelemetry/api';
+import { EngramError, isEngramError, toConnectError } from '@engram/errors';
+import type { Logger, RpcMetrics } from '@engram/telemetry';
+import { grpcCodeName } from '@engram/telemetry';
 import { principalKey, type Authenticator } from './auth.js';
 import { requestIdKey } from './context-keys.js';
-import { EngramError, isEngramError, toConnectError } from '@engram/errors';
-import type { Logger } from '@engram/telemetry';
-import { grpcCodeName, type RpcMetrics } from '@engram/telemetry';
 import {
   endRpcSpan,
   engramTracer,

@@ -1,10 +1,10 @@
 import type { DescService } from '@bufbuild/protobuf';
 import type { Client, ServiceImpl, Transport } from '@connectrpc/connect';
 import type { Logger, ServiceMetrics } from '@engram/telemetry';
-import type { ServiceCredentials } from './service-credentials.js';
-import { registration, type ServiceRegistration } from './server.js';
-import type { Worker } from './worker.js';
 import { createNetworkTransport, serviceClient } from './clients.js';
+import { registration, type ServiceRegistration } from './server.js';
+import type { ServiceCredentials } from './service-credentials.js';
+import type { Worker } from './worker.js';
 
 /**
  * One service package as a process mounts it: the full implementation of its gRPC service (typed

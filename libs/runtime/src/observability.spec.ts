@@ -1,15 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { describe, expect, it } from '@jest/globals';
 import { Code, ConnectError, createClient, type HandlerContext } from '@connectrpc/connect';
+import { describe, expect, it } from '@jest/globals';
+import { Registry } from 'prom-client';
 import { ContextService } from '@engram/contracts/context';
 import { GovernanceService } from '@engram/contracts/governance';
-import { Registry } from 'prom-client';
+import { errors } from '@engram/errors';
+import { createLogger, grpcCodeName, registerSampledGauge, rpcMetrics } from '@engram/telemetry';
 import { createAuthenticator, mintToken } from './auth.js';
 import { createInProcessTransport, forwardedCallOptions } from './clients.js';
-import { errors } from '@engram/errors';
-import { createLogger } from '@engram/telemetry';
-import { grpcCodeName, registerSampledGauge, rpcMetrics } from '@engram/telemetry';
 import { registration, type RoutingOptions, type ServiceRegistration } from './server.js';
 import { activeTraceFields, withoutTrace } from './tracing.js';
 

@@ -1,8 +1,5 @@
 import type { Transport } from '@connectrpc/connect';
 import type { DestinationStream } from 'pino';
-import { createAuthenticator } from './auth.js';
-import { createInProcessTransport } from './clients.js';
-import { authConfigFromEnv, limitsFromEnv, metricsPortFromEnv, type ServerEnv } from './config.js';
 import { ConfigError } from '@engram/config';
 import {
   createLogger,
@@ -13,9 +10,12 @@ import {
   type Registry,
   type ServiceMetrics,
 } from '@engram/telemetry';
+import { createAuthenticator } from './auth.js';
+import { createInProcessTransport } from './clients.js';
+import { authConfigFromEnv, limitsFromEnv, metricsPortFromEnv, type ServerEnv } from './config.js';
 import { startMetricsServer, type MetricsServer } from './metrics-server.js';
-import { exitOnSignals, startServer, type EngramServer, type RoutingOptions } from './server.js';
 import { moduleRegistrations, startModules, stopModules, type ServiceModule } from './module.js';
+import { exitOnSignals, startServer, type EngramServer, type RoutingOptions } from './server.js';
 import {
   serviceSigningKey,
   type ServiceCredentials,

@@ -1,9 +1,9 @@
-import { toBinary, type DescFile, type DescMessage, type DescService } from '@bufbuild/protobuf';
+import { toBinary } from '@bufbuild/protobuf';
+import type { MessageInitShape, DescFile, DescMessage, DescService } from '@bufbuild/protobuf';
 import { FileDescriptorProtoSchema } from '@bufbuild/protobuf/wkt';
 import { Code, type ServiceImpl } from '@connectrpc/connect';
-import { ServerReflection, type ServerReflectionRequest } from '@engram/contracts/grpc';
-import type { MessageInitShape } from '@bufbuild/protobuf';
-import type { ServerReflectionResponseSchema } from '@engram/contracts/grpc';
+import { ServerReflection } from '@engram/contracts/grpc';
+import type { ServerReflectionResponseSchema, ServerReflectionRequest } from '@engram/contracts/grpc';
 
 type ResponseInit = MessageInitShape<typeof ServerReflectionResponseSchema>;
 

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { describe, expect, it } from '@jest/globals';
 import { fromBinary } from '@bufbuild/protobuf';
 import { FileDescriptorProtoSchema } from '@bufbuild/protobuf/wkt';
 import {
@@ -9,16 +8,17 @@ import {
   createRouterTransport,
   type HandlerContext,
 } from '@connectrpc/connect';
+import { describe, expect, it } from '@jest/globals';
 import { GovernanceService } from '@engram/contracts/governance';
+import { Health, HealthCheckResponse_ServingStatus, ServerReflection } from '@engram/contracts/grpc';
 import { IngestionService } from '@engram/contracts/ingestion';
 import { RetrievalService } from '@engram/contracts/retrieval';
-import { Health, HealthCheckResponse_ServingStatus, ServerReflection } from '@engram/contracts/grpc';
+import { errorInfoOf, errors } from '@engram/errors';
+import { createLogger } from '@engram/telemetry';
 import { createAuthenticator, mintToken, principalKey, type Principal } from './auth.js';
 import { createInProcessTransport, forwardedCallOptions } from './clients.js';
 import { requestIdKey } from './context-keys.js';
-import { errorInfoOf, errors } from '@engram/errors';
 import { HealthRegistry, createHealthService } from './health.js';
-import { createLogger } from '@engram/telemetry';
 import { registration, type RoutingOptions, type ServiceRegistration } from './server.js';
 
 const secret = randomBytes(32);

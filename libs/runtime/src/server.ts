@@ -11,12 +11,11 @@ import {
 } from '@connectrpc/connect';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
 import { ErrorInfoSchema, Health, ServerReflection } from '@engram/contracts/grpc';
+import type { Logger, RpcMetrics } from '@engram/telemetry';
 import type { Authenticator } from './auth.js';
 import type { ServerLimits } from './config.js';
 import { HealthRegistry, ServingStatus, createHealthService } from './health.js';
 import { createServerInterceptor } from './interceptors.js';
-import type { Logger } from '@engram/telemetry';
-import type { RpcMetrics } from '@engram/telemetry';
 import { createReflectionService } from './reflection.js';
 
 /** One service to mount: its descriptor and its (possibly partial) implementation. */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { CallOptions } from '@connectrpc/connect';
-import { mintToken, type AuthConfig, type SigningKey } from './auth.js';
 import { ConfigError } from '@engram/config';
+import { mintToken, type AuthConfig, type SigningKey } from './auth.js';
 import { readFileVariable, type ServerEnv } from './config.js';
 import { injectTraceContext } from './tracing.js';
 

@@ -11,7 +11,6 @@ import {
   type TextMapSetter,
   type Tracer,
 } from '@opentelemetry/api';
-export { activeTraceFields, traceFields } from '@engram/telemetry';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -22,6 +21,7 @@ import {
   type SpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+export { activeTraceFields, traceFields } from '@engram/telemetry';
 
 /** Where finished spans go: nowhere (ids are still generated and propagated), stdout, or OTLP/HTTP. */
 export type TraceExporter = 'off' | 'console' | 'otlp';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { Registry } from 'prom-client';
 import { createLogger } from '@engram/telemetry';
-import { Worker, type PassOutcome } from './worker.js';
+import { Worker, type WorkerOptions } from './worker.js';
 
 const logger = createLogger({ service: 'test', level: 'silent' });
 
@@ -14,7 +14,7 @@ async function until(condition: () => boolean, ms = 5_000): Promise<void> {
   }
 }
 
-function worker(pass: (signal: AbortSignal) => Promise<PassOutcome | void>, idleMs = 60_000, extra = {}) {
+function worker(pass: WorkerOptions['pass'], idleMs = 60_000, extra = {}) {
   const registry = new Registry();
   return { w: new Worker({ name: 'test', logger, pass, idleMs, registry, ...extra }), registry };
 }
@@ -111,9 +111,15 @@ describe('Worker', () => {
     const { w } = worker(
       async (signal) => {
         order.push('pass');
-        await new Promise<void>((resolve) =>
-          signal.addEventListener('abort', () => resolve(), { once: true }),
-        );
+        await new Promise<void>((resolve) => {
+          signal.addEventListener(
+            'abort',
+            () => {
+              resolve();
+            },
+            { once: true },
+          );
+        });
         order.push('pass ended');
       },
       60_000,

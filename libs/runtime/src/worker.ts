@@ -20,7 +20,7 @@ export interface WorkerOptions {
    * One pass over the due work. `signal` aborts when the worker stops: a pass should finish what it
    * must (a durable state change) and return. A rejection is logged and retried with backoff.
    */
-  readonly pass: (signal: AbortSignal) => Promise<PassOutcome | void>;
+  readonly pass: (signal: AbortSignal) => Promise<PassOutcome> | Promise<void>;
   /** The periodic sweep: the longest wait between passes when nothing wakes the worker, ms. */
   readonly idleMs: number;
   /** Backoff after a failed pass: doubles from `minMs` to `maxMs`, reset by a pass that succeeds. */
@@ -117,7 +117,11 @@ export class Worker {
         this.wake();
         return;
       }
-      this.#timer = setTimeout(() => withoutTrace(() => this.wake()), delay);
+      this.#timer = setTimeout(() => {
+        withoutTrace(() => {
+          this.wake();
+        });
+      }, delay);
       this.#timer.unref();
     });
   }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Code, ConnectError, createClient } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { GovernanceService } from '@engram/contracts/governance';
 import { RetrievalService } from '@engram/contracts/retrieval';
 import {

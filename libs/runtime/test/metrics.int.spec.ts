@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:net';
-import { afterAll, describe, expect, it } from '@jest/globals';
 import { createClient, type ServiceImpl } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
+import { afterAll, describe, expect, it } from '@jest/globals';
 import { GovernanceService } from '@engram/contracts/governance';
 import {
   ConfigError,

@@ -4,7 +4,6 @@ import BetterSqlite3 from 'better-sqlite3';
 import { errors, isEngramError } from '@engram/errors';
 import { CollectionState, type StoredPoint } from './embedded-collection.js';
 import { checkFilter } from './embedded-filter.js';
-import { checkScrollOptions } from './scroll.js';
 import type {
   CollectionSpec,
   IndexFilter,
@@ -19,6 +18,7 @@ import type {
   VectorIndex,
   VectorStore,
 } from './port.js';
+import { checkScrollOptions } from './scroll.js';
 
 /** Options of {@link createEmbeddedStore}. */
 export interface EmbeddedStoreOptions {

@@ -3,8 +3,8 @@ import { contextEnvShape } from '@engram/context';
 import { governanceEnvShape } from '@engram/governance';
 import { ingestionEnvShape } from '@engram/ingestion';
 import { refineRetrievalEnv, retrievalEnvShape } from '@engram/retrieval';
-import { storeTarget } from '@engram/store';
 import { envInt, parseEnv, serverEnvShape } from '@engram/runtime';
+import { storeTarget } from '@engram/store';
 
 export { storeTarget };
 

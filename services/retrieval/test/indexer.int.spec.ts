@@ -24,8 +24,8 @@ import {
 } from '@engram/vector-index';
 import { dialects } from '../../../libs/store/test/harness.js';
 import { LIVE_ALIAS, ensureLiveIndex, indexSpec } from '../src/indexer/collections.js';
-import { rebuildCollection } from '../src/indexer/rebuild.js';
 import { Indexer } from '../src/indexer/indexer.js';
+import { rebuildCollection } from '../src/indexer/rebuild.js';
 
 const logger = createLogger({ service: 'test', level: 'silent' });
 const HOUR = 3_600_000;

@@ -11,8 +11,8 @@ import {
 } from '@engram/contracts/context';
 import { action, parser } from '../actions.js';
 import type { CliRuntime } from '../context.js';
-import type { Output } from '../output.js';
 import { enumLabel, formatScore, oneLine, parsePositiveInt, renderTable, resourceName } from '../format.js';
+import type { Output } from '../output.js';
 
 export const DEFAULT_BUDGET = 4096;
 

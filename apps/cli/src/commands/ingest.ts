@@ -2,18 +2,14 @@ import { readFile, readdir, stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { toJson } from '@bufbuild/protobuf';
+import type { MessageInitShape } from '@bufbuild/protobuf';
 import { MultiBar, Presets } from 'cli-progress';
 import type { Command } from 'commander';
-import {
-  DocumentSchema,
-  DocumentState,
-  IngestPhase,
-  type IngestDocumentResponse,
-} from '@engram/contracts/ingestion';
-import type { MessageInitShape } from '@bufbuild/protobuf';
+import { DocumentSchema, DocumentState, IngestPhase } from '@engram/contracts/ingestion';
 import type {
   IngestDocumentHeaderSchema,
   StreamIngestDocumentRequestSchema,
+  IngestDocumentResponse,
 } from '@engram/contracts/ingestion';
 import { action } from '../actions.js';
 import type { Connection } from '../connection.js';

@@ -16,8 +16,8 @@ import { MemCellStatus, MessageRole } from '@engram/contracts/ingestion';
 import { action } from '../actions.js';
 import type { Connection } from '../connection.js';
 import type { CliRuntime } from '../context.js';
-import type { Output } from '../output.js';
 import { enumLabel, memoryContent, oneLine, renderTable } from '../format.js';
+import type { Output } from '../output.js';
 import { failedWith, localTimeZone } from './shared.js';
 
 /** The one session per user that `engram remember` writes to (by external id). */

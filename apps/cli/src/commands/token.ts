@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
+import { action, collect } from '../actions.js';
 import { DEFAULT_TTL, LOCAL_TENANT, mintLocalToken } from '../auth.js';
 import type { CliRuntime } from '../context.js';
-import { action, collect } from '../actions.js';
 
 interface TokenOptions {
   readonly tenant: string;
