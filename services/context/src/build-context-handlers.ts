@@ -1,7 +1,7 @@
 import type { ServiceImpl } from '@connectrpc/connect';
 import type { ContextService } from '@engram/contracts/context';
 import { buildContext } from './build-context.js';
-import type { ContextDeps } from './context-deps.js';
+import type { ContextDeps } from './deps.js';
 
 type Impl = ServiceImpl<typeof ContextService>;
 

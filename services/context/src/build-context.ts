@@ -16,7 +16,7 @@ import {
   type AssemblyRequest,
   type CheckedRequest,
 } from './build-context-api.js';
-import type { ContextDeps } from './context-deps.js';
+import type { ContextDeps } from './deps.js';
 import { assemble } from './domain/assembly.js';
 import { tokenizerFor } from './domain/tokenizer.js';
 import type { Assembly, FactCandidate, KnowledgeCandidate, OptionalLayer, Source } from './domain/types.js';

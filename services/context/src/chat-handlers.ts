@@ -33,7 +33,7 @@ import {
 } from './chat-api.js';
 import { chatMethodOf } from './chat-replays.js';
 import type { Compactions } from './compactions.js';
-import type { ContextDeps } from './context-deps.js';
+import type { ContextDeps } from './deps.js';
 import { reasonOf } from './failures.js';
 import { readSession, readTail } from './session-access.js';
 

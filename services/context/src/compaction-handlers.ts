@@ -6,7 +6,7 @@ import { forwardedCallOptions, requirePrincipal, type Principal } from '@engram/
 import { idempotent, previousResult, requestKeyOf } from '@engram/store';
 import { checkCompactRequest, compactionResponse, type RecordedCompaction } from './compaction-api.js';
 import type { Compactions } from './compactions.js';
-import type { ContextDeps } from './context-deps.js';
+import type { ContextDeps } from './deps.js';
 import { readSession, readTail } from './session-access.js';
 
 type Impl = ServiceImpl<typeof ContextService>;

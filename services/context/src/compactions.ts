@@ -14,7 +14,7 @@ import {
   skippedCompaction,
   type RecordedCompaction,
 } from './compaction-api.js';
-import type { ContextDeps } from './context-deps.js';
+import type { ContextDeps } from './deps.js';
 import { modelCompactor, offlineCompactor, type Compactor } from './domain/compaction/index.js';
 import { countO200kTokens } from './domain/tokenizer.js';
 import type { CompactionResult } from './domain/types.js';

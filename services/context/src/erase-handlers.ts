@@ -4,7 +4,7 @@ import { checkEraseRequest, methodKey } from '@engram/resources';
 import { requirePrincipal, requireRole } from '@engram/runtime';
 import { idempotent, inTransaction, previousResult, purgeRequestIds, requestKeyOf } from '@engram/store';
 import { chatMethodOf } from './chat-replays.js';
-import type { ContextDeps } from './context-deps.js';
+import type { ContextDeps } from './deps.js';
 
 type Impl = ServiceImpl<typeof ContextService>;
 

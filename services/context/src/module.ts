@@ -10,7 +10,7 @@ import { BuildContextHandlers } from './build-context-handlers.js';
 import { ChatHandlers } from './chat-handlers.js';
 import { CompactionHandlers } from './compaction-handlers.js';
 import { Compactions } from './compactions.js';
-import type { ContextDeps } from './context-deps.js';
+import type { ContextDeps } from './deps.js';
 import { EraseHandlers } from './erase-handlers.js';
 import type { ContextResources } from './resources.js';
 import { SessionLocks } from './session-locks.js';

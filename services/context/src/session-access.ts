@@ -2,7 +2,7 @@ import type { CallOptions, Client } from '@connectrpc/connect';
 import { MessageRole, type IngestionService, type Message, type Session } from '@engram/contracts/ingestion';
 import { dependencyFailure, errors, type Principal } from '@engram/runtime';
 import type { SessionStateRecord } from '@engram/store';
-import type { ContextDeps } from './context-deps.js';
+import type { ContextDeps } from './deps.js';
 import type { ChatRole, TurnCandidate } from './domain/types.js';
 
 /** Most uncompacted messages BuildContext considers (context.proto, CONTEXT_LAYER_RECENT_TURNS). */

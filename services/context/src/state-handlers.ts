@@ -17,7 +17,7 @@ import {
 } from '@engram/runtime';
 import { etagMismatch, forgetResults, inTransaction, type SessionStateRecord } from '@engram/store';
 import { chatMethodOf } from './chat-replays.js';
-import type { ContextDeps } from './context-deps.js';
+import type { ContextDeps } from './deps.js';
 import { countO200kTokens } from './domain/tokenizer.js';
 import { readSession, readTail } from './session-access.js';
 import {

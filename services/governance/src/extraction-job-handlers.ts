@@ -27,7 +27,7 @@ import {
   untilCancelled,
   type GovernanceDeps,
   type GovernanceImpl,
-} from './governance-service.js';
+} from './deps.js';
 import { extractionJobFilterOf, jobMessage } from './jobs-api.js';
 import { requestedExtractors } from './memory-api.js';
 

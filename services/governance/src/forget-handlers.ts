@@ -17,7 +17,7 @@ import {
   type ForgetReceiptRecord,
 } from '@engram/store';
 import { RECEIPT_STATE_NAMES, checkForgetUserRequest, receiptMessage } from './forget-api.js';
-import { isAdmin, type GovernanceDeps, type GovernanceImpl } from './governance-service.js';
+import { isAdmin, type GovernanceDeps, type GovernanceImpl } from './deps.js';
 import { enumNames } from './memory-api.js';
 
 const FORGET_USER = methodKey(GovernanceService.method.forgetUser);

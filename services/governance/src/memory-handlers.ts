@@ -21,7 +21,7 @@ import type { Candidate } from './domain/candidate.js';
 import { judge } from './domain/rules/engine.js';
 import type { Judgement } from './domain/rules/types.js';
 import { commitJudgements, storeLookups } from './extraction.js';
-import { privileged, type GovernanceDeps, type GovernanceImpl } from './governance-service.js';
+import { privileged, type GovernanceDeps, type GovernanceImpl } from './deps.js';
 import { decisionMessage } from './jobs-api.js';
 import { actorOf, evergreenRefusal, refusal, unsavedRecord } from './lifecycle.js';
 import {

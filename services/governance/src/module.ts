@@ -8,7 +8,7 @@ import { ExtractionRunner } from './extraction.js';
 import { chooseExtractor } from './extractors.js';
 import { ForgetHandlers } from './forget-handlers.js';
 import { ForgetWorker } from './forget.js';
-import type { GovernanceDeps, GovernanceImpl } from './governance-service.js';
+import type { GovernanceDeps, GovernanceImpl } from './deps.js';
 import { MemoryHandlers } from './memory-handlers.js';
 import { MemoryLifecycleHandlers } from './memory-lifecycle-handlers.js';
 import { registerGovernanceMetrics } from './metrics.js';

@@ -1,5 +1,5 @@
 import { errors, requirePrincipal } from '@engram/runtime';
-import { requireAdmin, type GovernanceDeps, type GovernanceImpl } from './governance-service.js';
+import { requireAdmin, type GovernanceDeps, type GovernanceImpl } from './deps.js';
 import { policyMessage } from './policy-api.js';
 
 /** The effective policy: GetPolicy (administrators). */

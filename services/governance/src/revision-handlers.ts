@@ -1,7 +1,7 @@
 import { DEFAULT_PAGE_LIMITS, pageSize, parseMemoryName } from '@engram/resources';
 import { errors, requirePrincipal } from '@engram/runtime';
 import { MemoryRepository, viewerOf } from '@engram/store';
-import type { GovernanceDeps, GovernanceImpl } from './governance-service.js';
+import type { GovernanceDeps, GovernanceImpl } from './deps.js';
 import { parseRevisionName, revisionMessage } from './revision-api.js';
 
 /** A memory's history: ListMemoryRevisions and GetMemoryRevision (whoever may see the memory). */
