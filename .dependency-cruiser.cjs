@@ -104,6 +104,8 @@ module.exports = {
           '^services/governance/test/fixtures/',
           // The hand-written two-topic conversations of ingestion's topic-shift test (bench/topic-shift.ts).
           '^services/ingestion/test/topic-fixtures\\.ts$',
+          // The labelled redaction corpus and its scoring (bench/redaction.ts, issue 18).
+          '^libs/redaction/test/corpus/',
         ],
       },
     },

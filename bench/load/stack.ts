@@ -185,6 +185,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       ENGRAM_HOST: '127.0.0.1',
       ENGRAM_METRICS_PORT: '0',
       ENGRAM_JWT_SECRET: secret,
+      // The key of the services' background calls: never the user-facing one (decision 0024).
+      ENGRAM_SERVICE_JWT_SECRET: `${secret}:service`,
       ENGRAM_DATA_DIR: dataDir,
       ENGRAM_LOG_LEVEL: options.logLevel,
       ...(mysqlUrl !== undefined ? { MYSQL_URL: mysqlUrl } : {}),

@@ -43,7 +43,15 @@ const GRPC_NAMES: Record<ServiceName, string> = {
 };
 
 /** The Secrets the manifests may reference (created by the operator, never in the repository). */
-const SECRETS = new Set(['engram-jwt', 'engram-mysql', 'engram-llm', 'engram-qdrant', 'engram-mysql-server']);
+const SECRETS = new Set([
+  'engram-jwt',
+  'engram-service-jwt',
+  'engram-mysql',
+  'engram-mysql-migrate',
+  'engram-llm',
+  'engram-qdrant',
+  'engram-mysql-server',
+]);
 
 const OVERLAYS = {
   dev: { namespace: 'engram-dev', qdrantReplicas: 1, mysql: 'statefulset' },
@@ -260,10 +268,13 @@ describe.each(Object.entries(OVERLAYS))('overlay %s', (overlay, expected) => {
   it('configures from the ConfigMap and takes credentials from Secrets only, with no Secret in the manifests', () => {
     expect(ofKind(objects, 'Secret')).toEqual([]);
     const configMaps = ofKind<{ data?: Record<string, string> }>(objects, 'ConfigMap');
-    expect(configMaps.map((c) => c.metadata.name)).toEqual([
+    // engram-config, and in dev the MySQL StatefulSet's user script.
+    expect(configMaps.map((c) => c.metadata.name).sort()).toEqual([
       expect.stringMatching(/^engram-config-[a-z0-9]{10}$/),
+      ...(expected.mysql === 'statefulset' ? ['mysql-init'] : []),
     ]);
-    const data = configMaps[0]!.data ?? {};
+    const engramConfig = configMaps.find((c) => c.metadata.name.startsWith('engram-config-'))!;
+    const data = engramConfig.data ?? {};
     for (const [key, value] of Object.entries(data)) {
       // Credentials are never values here: only paths to files mounted from Secrets.
       if (/SECRET|PASSWORD|API_KEY|PRIVATE_KEY/.test(key)) {
@@ -289,15 +300,18 @@ describe.each(Object.entries(OVERLAYS))('overlay %s', (overlay, expected) => {
         for (const e of c.env ?? []) {
           const ref = e.valueFrom?.['secretKeyRef'];
           if (ref !== undefined) expect(SECRETS).toContain(ref.name);
-          if (/SECRET|PASSWORD|API_KEY|MYSQL_URL/.test(e.name) && e.value !== undefined) {
+          const mountedFile = e.name.endsWith('_FILE') && e.value?.startsWith('/var/run/secrets/') === true;
+          if (/SECRET|PASSWORD|API_KEY|MYSQL_URL/.test(e.name) && e.value !== undefined && !mountedFile) {
             throw new Error(`${w.name}/${c.name}: ${e.name} has a literal value`);
           }
         }
         if (isEngramImage(c.image)) {
-          expect(c.envFrom).toEqual([{ configMapRef: { name: configMaps[0]!.metadata.name } }]);
+          expect(c.envFrom).toEqual([{ configMapRef: { name: engramConfig.metadata.name } }]);
+          // The migration Job connects as the schema owner; everything else as the data-only user.
+          const database = w.name === 'engram-migrate' ? 'engram-mysql-migrate' : 'engram-mysql';
           expect(c.env).toEqual(
             expect.arrayContaining([
-              { name: 'MYSQL_URL', valueFrom: { secretKeyRef: { name: 'engram-mysql', key: 'url' } } },
+              { name: 'MYSQL_URL', valueFrom: { secretKeyRef: { name: database, key: 'url' } } },
             ]),
           );
         }
@@ -317,6 +331,62 @@ describe.each(Object.entries(OVERLAYS))('overlay %s', (overlay, expected) => {
       if (s === 'retrieval') expect(llm).toBeUndefined();
       else expect(llm?.['secret']).toMatchObject({ secretName: 'engram-llm', optional: true });
     }
+  });
+
+  it('mounts the service key only where background calls are made or received, never in retrieval', () => {
+    // governance's forget worker → ingestion/context EraseSubject; ingestion's hand-off →
+    // governance ExtractMemories (which reads ingestion with the same token); context's
+    // compaction → ingestion MarkMessagesCompacted. Retrieval neither mints nor receives them.
+    const data =
+      ofKind<{ data?: Record<string, string> }>(objects, 'ConfigMap').find((c) =>
+        c.metadata.name.startsWith('engram-config-'),
+      )?.data ?? {};
+    expect(Object.keys(data).filter((k) => k.startsWith('ENGRAM_SERVICE_'))).toEqual([]);
+    for (const s of SERVICES) {
+      const w = engramWorkload(objects, s);
+      const c = mainContainer(objects, s);
+      const volume = w.spec.volumes?.find((v) => v.name === 'service-jwt');
+      const mount = (c.volumeMounts ?? []).find((m) => m.name === 'service-jwt');
+      const variables = (c.env ?? []).filter((e) => e.name.startsWith('ENGRAM_SERVICE_'));
+      if (s === 'retrieval') {
+        expect([volume, mount, variables]).toEqual([undefined, undefined, []]);
+        continue;
+      }
+      expect(volume?.['secret']).toMatchObject({ secretName: 'engram-service-jwt' });
+      expect(volume?.['secret']).not.toHaveProperty('optional', true);
+      expect(mount).toEqual({
+        name: 'service-jwt',
+        mountPath: '/var/run/secrets/engram/service-jwt',
+        readOnly: true,
+      });
+      expect(variables).toEqual([
+        { name: 'ENGRAM_SERVICE_JWT_SECRET_FILE', value: '/var/run/secrets/engram/service-jwt/secret' },
+      ]);
+    }
+  });
+
+  it('checks the issuer and audience of every token', () => {
+    const data =
+      ofKind<{ data?: Record<string, string> }>(objects, 'ConfigMap').find((c) =>
+        c.metadata.name.startsWith('engram-config-'),
+      )?.data ?? {};
+    expect(data['ENGRAM_JWT_ISSUER']).toMatch(/^https:\/\/\S+$/);
+    expect(data['ENGRAM_JWT_AUDIENCE']).toMatch(/^\S+$/);
+    expect(data['ENGRAM_AUTH_MODE']).not.toBe('insecure');
+  });
+
+  it('requires the Qdrant API key in Qdrant and in retrieval (no optional Secret)', () => {
+    const apiKeyRefs = all.flatMap((w) =>
+      w.spec.containers.flatMap((c) =>
+        (c.env ?? [])
+          .filter((e) => e.name === 'QDRANT_API_KEY' || e.name === 'QDRANT__SERVICE__API_KEY')
+          .map((e) => [w.name, e.name, e.valueFrom?.['secretKeyRef']]),
+      ),
+    );
+    expect(apiKeyRefs.sort()).toEqual([
+      ['qdrant', 'QDRANT__SERVICE__API_KEY', { name: 'engram-qdrant', key: 'api-key' }],
+      ['retrieval', 'QDRANT_API_KEY', { name: 'engram-qdrant', key: 'api-key' }],
+    ]);
   });
 
   it('runs the migration Job before the services: the Job migrates, every service waits for it', () => {
@@ -411,10 +481,25 @@ describe.each(Object.entries(OVERLAYS))('overlay %s', (overlay, expected) => {
     const client: Endpoint = {
       kind: 'pod',
       name: 'client',
-      namespace: 'apps',
-      namespaceLabels: { 'kubernetes.io/metadata.name': 'apps' },
+      namespace: 'engram-clients',
+      namespaceLabels: { 'kubernetes.io/metadata.name': 'engram-clients' },
       labels: { 'engram-client': 'true' },
       ports: [],
+    };
+    // The client label is not enough elsewhere, nor a namespace label anyone with namespace rights
+    // can add; an unlabelled pod of the client namespace gets nothing either.
+    const labelledElsewhere: Endpoint = {
+      kind: 'pod',
+      name: 'labelled-elsewhere',
+      namespace: 'apps',
+      namespaceLabels: { 'kubernetes.io/metadata.name': 'apps', 'engram-client': 'true' },
+      labels: { 'engram-client': 'true' },
+      ports: [],
+    };
+    const unlabelledClient: Endpoint = {
+      ...client,
+      name: 'unlabelled-client',
+      labels: { app: 'something-else' },
     };
     const prometheus: Endpoint = {
       kind: 'pod',
@@ -439,6 +524,8 @@ describe.each(Object.entries(OVERLAYS))('overlay %s', (overlay, expected) => {
       qdrant,
       ...(mysqlEndpoint.kind === 'pod' ? [mysqlEndpoint] : []),
       client,
+      labelledElsewhere,
+      unlabelledClient,
       prometheus,
       stranger,
     ];
@@ -493,7 +580,7 @@ describe.each(Object.entries(OVERLAYS))('overlay %s', (overlay, expected) => {
       expect(actual.sort()).toEqual(expectedCalls.sort());
     });
 
-    it('let every pod resolve names, and only the model-using services reach an external API', () => {
+    it('let every pod resolve names, and no pod reach outside the cluster', () => {
       const dns: Endpoint = {
         kind: 'pod',
         name: 'kube-dns',
@@ -508,7 +595,8 @@ describe.each(Object.entries(OVERLAYS))('overlay %s', (overlay, expected) => {
       const reaching = [...engramPods, qdrant]
         .filter((from) => allowed(policies, ns, from, api, 443))
         .map((p) => p.name);
-      expect(reaching.sort()).toEqual(['context', 'governance', 'ingestion']);
+      // A model API is the overlay's to allow, by its address (docs/deployment.md).
+      expect(reaching).toEqual([]);
       const internal: Endpoint = { kind: 'address', name: 'internal', ip: '10.1.2.3' };
       expect(engramPods.filter((from) => allowed(policies, ns, from, internal, 443))).toEqual([]);
     });

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { ROLES, mintToken, readLocalSecret, type Role } from '@engram/runtime';
+import { LOCAL_SERVICE_SECRET_FILE, ROLES, mintToken, readLocalSecret, type Role } from '@engram/runtime';
 import { CliError, EXIT, usageError } from './errors.js';
 
 /** The environment the CLI reads (only here and in `connection.ts`). */
@@ -57,12 +57,17 @@ export async function mintLocalToken(env: CliEnv, request: MintRequest): Promise
     }
     return role as Role;
   });
-  const secret =
-    env.jwtSecret !== undefined ? new TextEncoder().encode(env.jwtSecret) : readLocalSecret(env.dataDir);
+  // The `service` role is granted by the service key only (decision 0024): the local one.
+  const service = roles.includes('service');
+  const secret = service
+    ? readLocalSecret(env.dataDir, LOCAL_SERVICE_SECRET_FILE)
+    : env.jwtSecret !== undefined
+      ? new TextEncoder().encode(env.jwtSecret)
+      : readLocalSecret(env.dataDir);
   if (secret === undefined) {
     throw new CliError(
       EXIT.TOKEN,
-      `no token: set ENGRAM_TOKEN, or run where \`npm start\` created ${join(env.dataDir, 'jwt-secret')} (ENGRAM_DATA_DIR)`,
+      `no token: set ENGRAM_TOKEN, or run where \`npm start\` created ${join(env.dataDir, service ? LOCAL_SERVICE_SECRET_FILE : 'jwt-secret')} (ENGRAM_DATA_DIR)`,
       { kind: 'no_credential', dataDir: env.dataDir },
     );
   }

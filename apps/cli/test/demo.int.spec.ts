@@ -87,7 +87,8 @@ describe('npm run demo', () => {
     expect(context).toMatch(/EVERGREEN_FACTS\W+OK/);
     expect(context).toMatch(/RECENT_TURNS\W+OK/);
     expect(context).toMatch(/USER_MESSAGE\b.*\bINCLUDED/);
-    expect(context).toContain('- 偏好简洁的回答');
+    // Facts are quoted data (decision 0025).
+    expect(context).toContain('- "偏好简洁的回答');
     expect(stdout).toContain('Demo complete');
     expect(stdout).toContain('Stopping the demo server');
   }, 600_000);

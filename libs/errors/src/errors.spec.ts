@@ -4,9 +4,11 @@ import { ErrorInfoSchema } from '@engram/contracts/grpc';
 import {
   EngramError,
   dependencyFailure,
+  describeError,
   errorInfoOf,
   errors,
   isEngramError,
+  loggableError,
   toConnectError,
 } from './errors.js';
 
@@ -120,5 +122,43 @@ describe('dependencyFailure', () => {
     ).toBe(Code.Internal);
     const deadline = dependencyFailure('ingestion', new ConnectError('late', Code.DeadlineExceeded));
     expect(ConnectError.from(deadline).code).toBe(Code.DeadlineExceeded);
+  });
+});
+
+describe('loggableError', () => {
+  it('keeps a driver error’s identifiers and drops its SQL, parameters and quoted values', () => {
+    const driver = Object.assign(new Error("Duplicate entry 'alice@example.com-x' for key 'uniq_owner'"), {
+      code: 'ER_DUP_ENTRY',
+      errno: 1062,
+      sqlState: '23000',
+      sqlMessage: "Duplicate entry 'alice@example.com-x' for key 'uniq_owner'",
+      sql: "insert into `t` values ('alice@example.com', 'x')",
+      parameters: ['alice@example.com', 'x'],
+    });
+    const wrapped = new Error('query failed', { cause: driver });
+    const logged = loggableError(wrapped);
+    expect(JSON.stringify(logged)).not.toContain('alice@example.com');
+    expect(logged['cause']).toMatchObject({
+      type: 'Error',
+      message: "Duplicate entry '?' for key 'uniq_owner'",
+      code: 'ER_DUP_ENTRY',
+      errno: 1062,
+      sqlState: '23000',
+    });
+    expect(Object.keys(logged['cause'] as object)).toEqual([
+      'type',
+      'message',
+      'stack',
+      'code',
+      'errno',
+      'sqlState',
+    ]);
+    expect(describeError(driver)).toBe("Error: Duplicate entry '?' for key 'uniq_owner'");
+  });
+
+  it('leaves other errors’ messages as they are', () => {
+    expect(loggableError(new Error("file 'a.txt' missing"))).toMatchObject({
+      message: "file 'a.txt' missing",
+    });
   });
 });

@@ -1,6 +1,6 @@
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { ErrorReason } from '@engram/contracts/common';
-import { ErrorInfoSchema } from '@engram/contracts/grpc';
+import { ErrorInfoSchema, RetryInfoSchema } from '@engram/contracts/grpc';
 
 /**
  * The reasons Engram may put in `google.rpc.ErrorInfo.reason`: the names of
@@ -24,10 +24,14 @@ export class EngramError extends Error {
     readonly reason: Reason,
     message: string,
     readonly metadata: ErrorMetadata = {},
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; retryDelayMs?: number },
   ) {
     super(message, options);
+    this.retryDelayMs = options?.retryDelayMs;
   }
+
+  /** When set, the boundary adds a `google.rpc.RetryInfo` with this delay (RESOURCE_EXHAUSTED, UNAVAILABLE). */
+  readonly retryDelayMs: number | undefined;
 }
 
 /** Type guard for {@link EngramError}. */
@@ -53,6 +57,15 @@ export const errors = {
     new EngramError(Code.Unauthenticated, reason, message, metadata),
   resourceExhausted: (reason: Reason, message: string, metadata?: ErrorMetadata) =>
     new EngramError(Code.ResourceExhausted, reason, message, metadata),
+  /** RESOURCE_EXHAUSTED `RATE_LIMITED` with a `google.rpc.RetryInfo` of `retryDelayMs`. */
+  rateLimited: (message: string, retryDelayMs: number, metadata?: ErrorMetadata) =>
+    new EngramError(
+      Code.ResourceExhausted,
+      'RATE_LIMITED',
+      message,
+      { ...metadata, retry_after_ms: retryDelayMs },
+      { retryDelayMs },
+    ),
   failedPrecondition: (reason: Reason, message: string, metadata?: ErrorMetadata) =>
     new EngramError(Code.FailedPrecondition, reason, message, metadata),
   unavailable: (dependency: string, message: string, options?: { cause?: unknown }) =>
@@ -76,6 +89,12 @@ function errorInfo(reason: Reason, domain: string, metadata: ErrorMetadata) {
       metadata: Object.fromEntries(Object.entries(metadata).map(([k, v]) => [k, String(v)])),
     },
   };
+}
+
+function retryInfo(delayMs: number) {
+  const ms = Math.max(0, Math.ceil(delayMs));
+  const retryDelay = { seconds: BigInt(Math.floor(ms / 1000)), nanos: (ms % 1000) * 1_000_000 };
+  return { desc: RetryInfoSchema, value: { retryDelay } };
 }
 
 /** Reasons for errors that the RPC framework itself raises without an `ErrorInfo`. */
@@ -104,6 +123,7 @@ export function toConnectError(
     return {
       error: new ConnectError(error.message, error.code, undefined, [
         errorInfo(error.reason, domain, error.metadata),
+        ...(error.retryDelayMs === undefined ? [] : [retryInfo(error.retryDelayMs)]),
       ]),
       internal: false,
     };
@@ -204,8 +224,65 @@ export function dependencyFailure(dependency: string, error: unknown): Error {
   return connectError;
 }
 
-/** An error in one line for a log: its name and message, never a payload. */
+/** Whether an error comes from a SQL driver (mysql2 attaches the statement and the server's message). */
+function isSqlError(error: object): boolean {
+  return 'sql' in error || 'sqlMessage' in error || 'sqlState' in error;
+}
+
+/**
+ * A SQL driver's message without the values it quotes (`Duplicate entry 'alice@…' for key …`,
+ * `Incorrect integer value: '…'`): quoted text becomes `'?'` unless it names a column, key,
+ * table, database or constraint.
+ */
+function withoutSqlValues(message: string): string {
+  return message.replace(
+    /(\b(?:column|key|table|database|constraint|index)\s+)?'(?:[^'\\]|\\.|'')*'/gi,
+    (quoted, name?: string) => (name !== undefined ? quoted : "'?'"),
+  );
+}
+
+/** The message of an error as it may be logged. */
+function loggableMessage(error: object, message: string): string {
+  return (isSqlError(error) ? withoutSqlValues(message) : message).slice(0, 1024);
+}
+
+/** Fields of driver errors that identify the failure without carrying data. */
+const IDENTIFYING_FIELDS = ['code', 'errno', 'sqlState', 'reason', 'metadata'] as const;
+
+/**
+ * An error as it may be logged (finding 11 of issue 18): name, message, stack, the identifying
+ * fields (`code`, `errno`, `sqlState`; an EngramError's `reason` and `metadata`) and the cause
+ * chain, never what a driver attached of the request: the SQL text (`sql`, with MySQL's values
+ * interpolated), `parameters`, `values`, and the values the server quotes in `sqlMessage` and the
+ * message. Every log line with an error goes through this or {@link describeError}.
+ */
+export function loggableError(error: unknown, depth = 0): Record<string, unknown> {
+  if (typeof error !== 'object' || error === null) {
+    return { type: typeof error, message: String(error).slice(0, 1024) };
+  }
+  const source = error as Record<string, unknown>;
+  const name = error instanceof Error ? error.name : typeof error;
+  const rawMessage = typeof source['message'] === 'string' ? source['message'] : '';
+  const message = loggableMessage(error, rawMessage);
+  const out: Record<string, unknown> = { type: name, message };
+  if (typeof source['stack'] === 'string') {
+    const stack = source['stack'];
+    const head = `${name}: ${rawMessage}`;
+    // The stack's first line repeats the message; the frames carry no data.
+    out['stack'] = stack.startsWith(head)
+      ? `${name}: ${message}${stack.slice(head.length)}`
+      : stack.split('\n').slice(1).join('\n');
+  }
+  for (const field of IDENTIFYING_FIELDS) {
+    if (source[field] !== undefined) out[field] = source[field];
+  }
+  const cause = source['cause'];
+  if (cause !== undefined && depth < 5) out['cause'] = loggableError(cause, depth + 1);
+  return out;
+}
+
+/** An error in one line for a log: its name and message (without SQL values), never a payload. */
 export function describeError(error: unknown): string {
-  if (error instanceof Error) return `${error.name}: ${error.message}`.slice(0, 1024);
+  if (error instanceof Error) return `${error.name}: ${loggableMessage(error, error.message)}`.slice(0, 1024);
   return String(error).slice(0, 1024);
 }

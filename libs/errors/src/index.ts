@@ -12,6 +12,7 @@ export {
   errorInfoOf,
   errors,
   isEngramError,
+  loggableError,
   toConnectError,
   type ErrorBoundaryOptions,
   type ErrorMetadata,

@@ -156,8 +156,10 @@ describe('detectSecrets: labelled secrets', () => {
     expect(found(`AWS_SECRET_ACCESS_KEY="${secret}"`)).toEqual([['aws_secret_access_key', secret, 'high']]);
   });
 
-  it('does not find the same 40 characters without a label', () => {
-    expect(detectSecrets(`blob ${fakeAwsSecretAccessKey(42)} end`)).toEqual([]);
+  it('finds the same 40 characters without a label, with medium confidence (issue 18)', () => {
+    expect(detectSecrets(`blob ${fakeAwsSecretAccessKey(42)} end`)).toEqual([
+      { type: 'api_key', rule: 'aws_secret_access_key', start: 5, end: 45, confidence: 'medium' },
+    ]);
   });
 
   it('ignores labelled values of low entropy, such as repetitive base64 in a code sample', () => {

@@ -1,13 +1,13 @@
 import { type Detector, finding } from './detector.js';
-import { characterClasses, looksRandom } from './entropy.js';
+import { characterClasses, looksRandom, shannonEntropy } from './entropy.js';
 import type { Confidence, SecretRule } from './types.js';
 
 interface VendorPattern {
   readonly rule: SecretRule;
   /** Global regex; the whole match is the secret. */
   readonly pattern: RegExp;
-  /** An extra check on the match beyond its shape. */
-  readonly accept?: (match: string) => boolean;
+  /** An extra check on the match beyond its shape; `text` and `index` give its context. */
+  readonly accept?: (match: string, text: string, index: number) => boolean;
   readonly confidence?: (match: string) => Confidence;
 }
 
@@ -60,6 +60,51 @@ const VENDOR_PATTERNS: readonly VendorPattern[] = [
     confidence: (match) => (match.includes('_live_') ? 'high' : 'medium'),
   },
   {
+    // Personal, deploy, runner, pipeline-trigger, feed and OAuth application tokens:
+    // glpat-<20 or more>, optionally with the routable suffix (".01.<7–9>").
+    rule: 'gitlab_token',
+    pattern: new RegExp(
+      `${TOKEN_START}gl(?:pat|dt|rt|ptt|ft|oas|cbt|soat)-[A-Za-z0-9_-]{20,}(?:\\.[0-9a-z]{2}\\.[0-9a-z]{7,9})?${TOKEN_END}`,
+      'g',
+    ),
+    accept: (match) => {
+      const body = match.slice(match.indexOf('-') + 1);
+      return /[0-9]/.test(body) && /[A-Za-z]/.test(body);
+    },
+  },
+  {
+    // npm access tokens: npm_ and 36 base62 characters.
+    rule: 'npm_token',
+    pattern: /(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9_])/g,
+    accept: (match) => /[0-9]/.test(match.slice(4)) && /[A-Za-z]/.test(match.slice(4)),
+  },
+  {
+    // Hugging Face user access tokens: hf_ and 34 or more letters (mixed case).
+    rule: 'huggingface_token',
+    pattern: /(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{30,40}(?![A-Za-z0-9_])/g,
+    accept: (match) => /[a-z]/.test(match.slice(3)) && /[A-Z]/.test(match.slice(3)),
+  },
+  {
+    // SendGrid API keys: SG.<22>.<43>.
+    rule: 'sendgrid_api_key',
+    pattern: /(?<![A-Za-z0-9_.-])SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/g,
+  },
+  {
+    // Twilio API key (SK…) and account (AC…) SIDs with 32 hex digits: only with "twilio" or an
+    // auth-token label near them, since a SID alone is an identifier.
+    rule: 'twilio_credential',
+    pattern: /(?<![A-Za-z0-9_])(?:SK|AC)[0-9a-fA-F]{32}(?![A-Za-z0-9_])/g,
+    accept: (_match, text, index) =>
+      /twilio|auth[ _-]?token|account[ _-]?sid|api[ _-]?key/i.test(
+        text.slice(Math.max(0, index - 80), index + 120),
+      ),
+  },
+  {
+    // Incoming-webhook and workflow URLs: whoever has one can post to the channel.
+    rule: 'slack_webhook_url',
+    pattern: /https:\/\/hooks\.slack\.com\/(?:services|workflows|triggers)\/[A-Za-z0-9_/-]{20,}/g,
+  },
+  {
     // header.payload.signature, both JSON objects in base64url (so both start with "eyJ"); the
     // header must decode to a JSON object naming its algorithm.
     rule: 'jwt',
@@ -98,7 +143,7 @@ export const detectVendorKeys: Detector = (text, emit) => {
   for (const vendor of VENDOR_PATTERNS) {
     for (const match of text.matchAll(vendor.pattern)) {
       const value = match[0];
-      if (vendor.accept && !vendor.accept(value)) continue;
+      if (vendor.accept && !vendor.accept(value, text, match.index)) continue;
       const confidence = vendor.confidence?.(value) ?? 'high';
       emit(finding('api_key', vendor.rule, match.index, match.index + value.length, confidence));
     }
@@ -198,5 +243,28 @@ export const detectBearerTokens: Detector = (text, emit) => {
     if (!looksRandom(token) || characterClasses(token) < 2) continue;
     const start = match.index + match[0].length - token.length;
     emit(finding('api_key', 'bearer_token', start, start + token.length, 'high'));
+  }
+};
+
+const AWS_SECRET = /(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=])/g;
+const AWS_KEY_ID = /(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])/;
+/** Entropy (bits per character) a 40-character value needs to pass for a key on its own. */
+const AWS_ALONE_ENTROPY = 4.2;
+
+/**
+ * AWS secret access keys without a label: 40 base64 characters standing alone, mixing upper
+ * case, lower case and digits. High within 200 characters of an access key id (AKIA…/ASIA…);
+ * alone, medium and only with entropy of at least 4.2 bits per character (a path, a word run or
+ * a hex digest does not reach it, and hex has no upper case).
+ */
+export const detectAwsSecretKeys: Detector = (text, emit) => {
+  for (const match of text.matchAll(AWS_SECRET)) {
+    const value = match[0];
+    if (!/[a-z]/.test(value) || !/[A-Z]/.test(value) || !/[0-9]/.test(value)) continue;
+    const near = AWS_KEY_ID.test(text.slice(Math.max(0, match.index - 200), match.index + 240));
+    if (!near && (shannonEntropy(value) < AWS_ALONE_ENTROPY || !looksRandom(value))) continue;
+    emit(
+      finding('api_key', 'aws_secret_access_key', match.index, match.index + 40, near ? 'high' : 'medium'),
+    );
   }
 };

@@ -37,8 +37,11 @@ const CHINESE_LABELLED = new RegExp(
   'g',
 );
 
+// scheme://user: and the rest of the token; where the password ends is decided in code (it may
+// hold `/`, `#`, `@`: the user-info ends at the `@` followed by a host).
 const URL_CREDENTIALS =
-  /(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,15}:\/\/[^\s:/?#@"'<>[\]]{0,128}:([^\s/?#@"'<>[\]]{1,128})@/g;
+  /(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,15}:\/\/[^\s:/?#@"'<>[\]]{0,128}:([^\s"'<>]{1,256})/g;
+const URL_HOST = /^(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
 
 const BASIC_AUTH =
   /(?<![A-Za-z0-9_-])authorization["']?[ \t]*[:=][ \t]*["']?basic[ \t]+([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])/gi;
@@ -150,7 +153,7 @@ const PASSWORD_READ_LIMIT = 256;
  * remembered, so that the values of many labels inside one long run ("a=b=a=b=…",
  * "token=token=…") cost O(1) each instead of a rescan of the run.
  */
-class ValueReader {
+export class ValueReader {
   private readonly runs = new Map<(code: number) => boolean, { start: number; end: number }>();
 
   constructor(readonly text: string) {}
@@ -187,7 +190,7 @@ class ValueReader {
  * bracket it did not open ("(password: hunter2)"), and a following URL query parameter
  * ("password=x&next=/").
  */
-function trimUnquoted(value: string): string {
+export function trimUnquoted(value: string): string {
   let trimmed = value;
   const query = /&[A-Za-z_][\w.-]*=/.exec(trimmed);
   if (query) trimmed = trimmed.slice(0, query.index);
@@ -207,7 +210,7 @@ function trimUnquoted(value: string): string {
 /** Password values: 4–128 characters, not a word about passwords, a placeholder or code. */
 export const PASSWORD_LENGTH = { min: 4, max: 128 } as const;
 
-interface ValueContext {
+export interface ValueContext {
   /** The label is followed by "is"/"was" rather than by `:` or `=`. */
   readonly prose: boolean;
   /** Where the label starts. */
@@ -219,7 +222,8 @@ interface ValueContext {
 const POSSESSIVE_BEFORE =
   /(?:^|[^A-Za-z])(?:(?:my|our|your|his|her|their)[ \t]+(?:[A-Za-z-]+[ \t]+)?|the[ \t]+)$/i;
 
-function plausiblePassword(
+/** Whether a value read after a password label can be a password (see the README's guards). */
+export function plausiblePassword(
   value: string,
   quoted: boolean,
   text: string,
@@ -280,6 +284,8 @@ function emitValue(
     secret = trimUnquoted(text.slice(at, end));
   }
   if (!SECRET_VALUE.test(secret) || !looksRandom(secret)) return undefined;
+  // A path to a file ("uploads/2024/05/report-v2.pdf"), not a key.
+  if (/\/[^/]*\.[A-Za-z]{2,4}$/.test(secret)) return undefined;
   const aws =
     labelWordsOf.includes('secret') &&
     (labelWordsOf.includes('aws') || labelWordsOf.includes('access')) &&
@@ -346,10 +352,85 @@ const URL_PASSWORD_PLACEHOLDERS =
 /** The password in a URL's user-info: `postgres://app:<password>@db:5432/x`. */
 export const detectUrlPasswords: Detector = (text, emit) => {
   for (const match of text.matchAll(URL_CREDENTIALS)) {
-    const password = match[1] ?? '';
-    if (URL_PASSWORD_PLACEHOLDERS.test(password)) continue;
-    const start = match.index + match[0].length - 1 - password.length;
+    const rest = match[1] ?? '';
+    const password = userInfoPassword(rest);
+    if (password === undefined || URL_PASSWORD_PLACEHOLDERS.test(password)) continue;
+    if (password.includes('[redacted:')) continue;
+    const start = match.index + match[0].length - rest.length;
     emit(finding('password', 'url_password', start, start + password.length, 'high'));
+  }
+};
+
+/**
+ * The password at the start of `rest` (what follows `scheme://user:`): up to the first `@` after
+ * which comes a host (and then `:port`, `/`, `?`, `#` or the end). Undefined when there is none,
+ * or when what precedes is a port and a path (`host:8080/users/@alice`).
+ */
+function userInfoPassword(rest: string): string | undefined {
+  let plain: number | undefined;
+  let qualified: number | undefined;
+  for (let at = rest.indexOf('@'); at > 0; at = rest.indexOf('@', at + 1)) {
+    // Past a query ("?x=a@b.com") the user-info is over.
+    if (/\?[^?#]*=/.test(rest.slice(0, at))) break;
+    const after = rest.slice(at + 1);
+    const hostEnd = after.search(/[/?#]/);
+    const host = trimUnquoted(hostEnd < 0 ? after : after.slice(0, hostEnd));
+    if (host === '' || !URL_HOST.test(host)) continue;
+    plain ??= at;
+    // A host with a dot, a port or "localhost" is surely the host; "t" in "s3cr@t/x" may not be.
+    if (/[.:]|^localhost$/i.test(host)) qualified = at;
+  }
+  const at = qualified ?? plain;
+  if (at === undefined) return undefined;
+  const password = rest.slice(0, at);
+  if (/^[0-9]{1,5}(?:[/?#]|$)/.test(password) && /[/?#]/.test(password)) return undefined;
+  return password;
+}
+
+// `--password hunter2`, `--db-password hunter2` (the `=` form is a labelled value).
+const LONG_PASSWORD_FLAG = /(?<![A-Za-z0-9_-])--(?:[a-z]+-)?(?:password|passwd|pass|pwd)[ \t]+(?=[^\s-])/gi;
+// `-p hunter2` and `-phunter2` (MySQL's client); `redis-cli -a hunter2`; `sshpass -p hunter2`.
+const SHORT_PASSWORD_FLAG = /(?<![A-Za-z0-9_-])-([pa])([ \t]+)?(?=[^\s-])/g;
+// A command at the start of a line or after a shell operator or prompt (`$ `), optionally sudo
+// and a path: "mysql" in a sentence is not a command line.
+const COMMAND_START = String.raw`(?:^|[;&|\`(]|\$[ \t])[ \t]*(?:sudo[ \t]+)?(?:[^\s]*/)?`;
+const MYSQL_LIKE = new RegExp(
+  `${COMMAND_START}(?:mysql|mysqldump|mysqladmin|mysqlsh|mariadb|mariadb-dump|mycli)(?:\\.exe)?[ \t]`,
+);
+const SSHPASS = new RegExp(`${COMMAND_START}sshpass[ \t]`);
+const REDIS_CLI = new RegExp(`${COMMAND_START}redis-cli[ \t]`);
+const USER_FLAG = /(?:^|[ \t])(?:-u[ \t]*[^\s-]|--user[= ])/;
+
+/**
+ * Passwords given as command-line flags: `--password <value>` (any command); `-p <value>` or
+ * `-p<value>` on a MySQL-family command line or after `-u <user>`; `sshpass -p <value>`;
+ * `redis-cli -a <value>`. `-p` elsewhere is a port, a path or a parent flag and is left alone.
+ */
+export const detectCliPasswords: Detector = (text, emit) => {
+  const reader = new ValueReader(text);
+  const emitAt = (at: number, labelStart: number) => {
+    const value = reader.read(at, PASSWORD_READ_LIMIT);
+    if (value === undefined) return;
+    const password = value.quoted ? value.text : trimUnquoted(value.text);
+    const end = value.start + password.length;
+    if (!plausiblePassword(password, true, text, end, { prose: false, labelStart })) return;
+    emit(finding('password', 'cli_password', value.start, end, 'high'));
+  };
+  for (const match of text.matchAll(LONG_PASSWORD_FLAG)) emitAt(match.index + match[0].length, match.index);
+  for (const match of text.matchAll(SHORT_PASSWORD_FLAG)) {
+    const lineStart = text.lastIndexOf('\n', match.index) + 1;
+    const line = text.slice(lineStart, match.index);
+    const mysql = MYSQL_LIKE.test(line);
+    const glued = match[2] === undefined;
+    const command =
+      match[1] === 'a'
+        ? REDIS_CLI.test(line)
+        : mysql || SSHPASS.test(line) || (!glued && USER_FLAG.test(line));
+    if (!command || (glued && !mysql)) continue;
+    const at = match.index + match[0].length;
+    // A port after -p on a MySQL line is -P; digits alone after -p are taken as a password only there.
+    if (!mysql && /^[0-9]+(?:\s|$)/.test(text.slice(at, at + 8))) continue;
+    emitAt(at, match.index);
   }
 };
 

@@ -101,7 +101,7 @@ const CN_ID = /[1-9][0-9]{16}[0-9Xx]/g;
  * Chinese resident identity numbers (GB 11643-1999): 18 characters — a six-digit region code in a
  * real province, a birth date YYYYMMDD that exists in the calendar (1900–2099), a three-digit
  * sequence, and the ISO 7064 MOD 11-2 check character (0–9 or X). The 15-digit numbers issued
- * before 1999 carry no check digit and are not detected.
+ * before 1999 carry no check digit: see `detectChineseResidentIds15`.
  */
 export const detectChineseResidentIds: Detector = (text, emit) => {
   for (const match of text.matchAll(CN_ID)) {
@@ -117,35 +117,69 @@ export const detectChineseResidentIds: Detector = (text, emit) => {
   }
 };
 
-const US_SSN = /([0-9]{3})-([0-9]{2})-([0-9]{4})/g;
+const US_SSN = /([0-9]{3})([- ]?)([0-9]{2})\2([0-9]{4})/g;
 // Numbers printed in advertising and never valid for a person.
-const SSN_PUBLISHED_EXAMPLES = new Set(['078-05-1120', '219-09-9999']);
-const SSN_LABEL = /(?:ssn|social[ \t]+security(?:[ \t]+(?:number|no\.?|#))?|社会安全号码?)[^\n]{0,16}$/i;
+const SSN_PUBLISHED_EXAMPLES = new Set(['078051120', '219099999']);
+const SSN_LABEL =
+  /(?:ssn|social[ \t]+security(?:[ \t]+(?:number|no\.?|#))?|社会安全号码?|社会保障号码?)[^\n]{0,16}$/i;
 
 /**
- * US social security numbers written `AAA-GG-SSSS`, outside the ranges never assigned (area 000,
- * 666 and 900–999, group 00, serial 0000) and the two numbers published in advertisements. High
- * when "SSN" or "social security" comes shortly before on the same line, otherwise medium (the
- * shape has no checksum). Nine digits without hyphens are not detected.
+ * US social security numbers, outside the ranges never assigned (area 000, 666 and 900–999,
+ * group 00, serial 0000) and the two numbers published in advertisements. Written `AAA-GG-SSSS`:
+ * high when "SSN" or "social security" comes shortly before on the same line, otherwise medium
+ * (the shape has no checksum). Written as nine digits or `AAA GG SSSS`: only after that label
+ * (high), since nine digits alone are as often an order or phone number.
  */
 export const detectUsSocialSecurityNumbers: Detector = (text, emit) => {
   for (const match of text.matchAll(US_SSN)) {
     const start = match.index;
     const end = start + match[0].length;
     if (!standsAlone(text, start, end)) continue;
+    const hyphenated = match[2] === '-';
+    // Inside a longer run of space-separated digit groups (a card, a phone number).
+    if (
+      match[2] === ' ' &&
+      (/[0-9] $/.test(text.slice(start - 2, start)) || /^ [0-9]/.test(text.slice(end)))
+    ) {
+      continue;
+    }
     const area = Number(match[1]);
     if (area === 0 || area === 666 || area >= 900) continue;
-    if (match[2] === '00' || match[3] === '0000' || SSN_PUBLISHED_EXAMPLES.has(match[0])) continue;
+    const digits = `${match[1] ?? ''}${match[3] ?? ''}${match[4] ?? ''}`;
+    if (match[3] === '00' || match[4] === '0000' || SSN_PUBLISHED_EXAMPLES.has(digits)) continue;
     const labelled = SSN_LABEL.test(text.slice(Math.max(0, start - 40), start));
+    if (!hyphenated && !labelled) continue;
     emit(finding('national_id', 'us_ssn', start, end, labelled ? 'high' : 'medium'));
   }
 };
 
-const IBAN_START = /[A-Z]{2}[0-9]{2}/g;
+const CN_ID_15 = /[1-9][0-9]{14}/g;
+const CN_ID_LABEL =
+  /(?:身份证|身份證|证件|證件|居民身份|id[ \t]*(?:card|number|no\.?|#)|identity[ \t]+(?:card|number)|resident[ \t]+id)[^\n]{0,16}$/i;
+
+/**
+ * Chinese resident identity numbers of the 15-digit format issued before 1999 (region code,
+ * birth date YYMMDD in the 1900s, a three-digit sequence, no check digit): only after their label
+ * (身份证, 证件号, ID card/number), since fifteen digits alone are as often an IMEI or an order number.
+ */
+export const detectChineseResidentIds15: Detector = (text, emit) => {
+  for (const match of text.matchAll(CN_ID_15)) {
+    const id = match[0];
+    const start = match.index;
+    if (!standsAlone(text, start, start + id.length)) continue;
+    if (!CN_PROVINCES.has(Number(id.slice(0, 2)))) continue;
+    if (!isCalendarDate(1900 + Number(id.slice(6, 8)), Number(id.slice(8, 10)), Number(id.slice(10, 12))))
+      continue;
+    if (!CN_ID_LABEL.test(text.slice(Math.max(0, start - 40), start))) continue;
+    emit(finding('national_id', 'cn_resident_id', start, start + id.length, 'high'));
+  }
+};
+
+const IBAN_START = /[A-Za-z]{2}[0-9]{2}/g;
 
 /**
  * IBANs: a country code with its registered IBAN length, two check digits and the BBAN in upper
- * case, written together or in groups of four separated by single spaces, passing ISO 13616
+ * case or all in lower case, written together or in groups of four separated by single spaces, passing ISO 13616
  * MOD 97-10. Domestic account numbers carry no checksum that makes them recognisable and are not
  * detected.
  */
@@ -153,23 +187,28 @@ export const detectIbans: Detector = (text, emit) => {
   for (const match of text.matchAll(IBAN_START)) {
     const start = match.index;
     if (WORD_CHAR.test(text.charAt(start - 1))) continue;
-    const length = IBAN_LENGTHS[match[0].slice(0, 2)];
+    // Upper or lower case, not mixed (de89…, DE89…).
+    const country = match[0].slice(0, 2);
+    const lower = country === country.toLowerCase();
+    if (!lower && country !== country.toUpperCase()) continue;
+    const letter = lower ? /[a-z0-9]/ : /[A-Z0-9]/;
+    const length = IBAN_LENGTHS[match[0].slice(0, 2).toUpperCase()];
     if (length === undefined) continue;
     let compact = match[0];
     let end = start + 4;
     while (compact.length < length && end < text.length) {
       const char = text.charAt(end);
-      if (/[A-Z0-9]/.test(char)) {
+      if (letter.test(char)) {
         compact += char;
         end++;
-      } else if (char === ' ' && compact.length % 4 === 0 && /[A-Z0-9]/.test(text.charAt(end + 1))) {
+      } else if (char === ' ' && compact.length % 4 === 0 && letter.test(text.charAt(end + 1))) {
         end++;
       } else {
         break;
       }
     }
     if (compact.length !== length || WORD_CHAR.test(text.charAt(end))) continue;
-    if (ibanRemainder(compact) !== 1) continue;
+    if (ibanRemainder(compact.toUpperCase()) !== 1) continue;
     emit(finding('bank_account', 'iban', start, end, 'high'));
   }
 };

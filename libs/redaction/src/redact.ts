@@ -1,4 +1,4 @@
-import { type DetectionOptions, detectSecrets, typeRank } from './detect.js';
+import { compareFindings, type DetectionOptions, detectSecrets, typeRank } from './detect.js';
 import { placeholderFor } from './detector.js';
 import type { SecretFinding } from './types.js';
 
@@ -46,15 +46,8 @@ export function mergeFindings(sorted: readonly SecretFinding[]): SecretFinding[]
   return merged;
 }
 
-/**
- * Replaces every secret in a text with a typed placeholder, `[redacted:api_key]`,
- * `[redacted:password]`, … (one per merged span; only the value of a labelled secret is replaced,
- * so `password: hunter2` becomes `password: [redacted:password]`). Deterministic; redacting the
- * result again changes nothing.
- */
-export function redact(text: string, options: DetectionOptions = {}): Redaction {
-  const findings = mergeFindings(detectSecrets(text, options));
-  if (findings.length === 0) return { text, findings };
+/** `text` with the (merged, disjoint) findings replaced by their placeholders. */
+function replace(text: string, findings: readonly SecretFinding[]): string {
   const parts: string[] = [];
   let cursor = 0;
   for (const finding of findings) {
@@ -62,5 +55,49 @@ export function redact(text: string, options: DetectionOptions = {}): Redaction 
     cursor = finding.end;
   }
   parts.push(text.slice(cursor));
-  return { text: parts.join(''), findings };
+  return parts.join('');
+}
+
+/**
+ * A finding in the redacted text, moved back to the input's offsets: outside placeholders the
+ * offsets shift; an end inside a placeholder takes in the whole span it replaced.
+ */
+function toInput(found: SecretFinding, findings: readonly SecretFinding[]): SecretFinding {
+  const map = (offset: number, side: 'start' | 'end'): number => {
+    let shift = 0;
+    for (const f of findings) {
+      const outStart = f.start + shift;
+      const outEnd = outStart + placeholderFor(f.type).length;
+      if (offset < outStart || (side === 'end' && offset === outStart)) break;
+      if (offset < outEnd || (side === 'end' && offset === outEnd)) return side === 'start' ? f.start : f.end;
+      shift += outEnd - outStart - (f.end - f.start);
+    }
+    return offset - shift;
+  };
+  return { ...found, start: map(found.start, 'start'), end: map(found.end, 'end') };
+}
+
+/** Passes of redaction at most: a pass finds what the previous pass's placeholders unglued. */
+const MAX_PASSES = 4;
+
+/**
+ * Replaces every secret in a text with a typed placeholder, `[redacted:api_key]`,
+ * `[redacted:password]`, … (one per merged span; only the value of a labelled secret is replaced,
+ * so `password: hunter2` becomes `password: [redacted:password]`). Deterministic; redacting the
+ * result again changes nothing: when a placeholder uncovers a secret that was glued to the one it
+ * replaced, that secret joins the findings (in input offsets) and the text is redacted again.
+ */
+export function redact(text: string, options: DetectionOptions = {}): Redaction {
+  let findings = mergeFindings(detectSecrets(text, options));
+  if (findings.length === 0) return { text, findings };
+  let output = replace(text, findings);
+  for (let pass = 1; pass < MAX_PASSES; pass++) {
+    const more = detectSecrets(output, options);
+    if (more.length === 0) break;
+    const all = [...findings, ...more.map((f) => toInput(f, findings))];
+    all.sort(compareFindings);
+    findings = mergeFindings(all);
+    output = replace(text, findings);
+  }
+  return { text: output, findings };
 }

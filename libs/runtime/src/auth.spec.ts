@@ -187,3 +187,128 @@ describe('createAuthenticator (insecure development mode)', () => {
     expect((await rejection(authenticate, `Bearer ${noTenant}`)).reason).toBe('TOKEN_CLAIM_INVALID');
   });
 });
+
+describe('createAuthenticator: token lifetime (finding 6)', () => {
+  it('refuses a token without exp with TOKEN_CLAIM_INVALID naming exp', async () => {
+    const token = await new SignJWT({ tenant: 't1' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('alice')
+      .setIssuedAt()
+      .sign(secret);
+    expect(await rejection(await hs256(), `Bearer ${token}`)).toEqual({
+      reason: 'TOKEN_CLAIM_INVALID',
+      metadata: { claim: 'exp' },
+    });
+  });
+
+  it('refuses a token living longer than the maximum lifetime, with or without iat', async () => {
+    const authenticate = await createAuthenticator({
+      mode: 'hs256',
+      secret,
+      clockToleranceSec: 0,
+      maxLifetimeSec: 3600,
+    });
+    const long = await mintToken(claims, { algorithm: 'HS256', secret }, { expiresIn: '2h' });
+    expect(await rejection(authenticate, `Bearer ${long}`)).toEqual({
+      reason: 'TOKEN_LIFETIME_TOO_LONG',
+      metadata: { max_lifetime_sec: 3600 },
+    });
+    const noIat = await new SignJWT({ tenant: 't1' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('alice')
+      .setExpirationTime('3h')
+      .sign(secret);
+    expect((await rejection(authenticate, `Bearer ${noIat}`)).reason).toBe('TOKEN_LIFETIME_TOO_LONG');
+    const fine = await mintToken(claims, { algorithm: 'HS256', secret }, { expiresIn: '59m' });
+    await expect(authenticate(`Bearer ${fine}`)).resolves.toMatchObject({ subject: 'alice' });
+  });
+
+  it('defaults the maximum lifetime to 24 hours', async () => {
+    const day = await mintToken(claims, { algorithm: 'HS256', secret }, { expiresIn: '23h' });
+    await expect((await hs256())(`Bearer ${day}`)).resolves.toMatchObject({ subject: 'alice' });
+    const week = await mintToken(claims, { algorithm: 'HS256', secret }, { expiresIn: '7d' });
+    expect((await rejection(await hs256(), `Bearer ${week}`)).reason).toBe('TOKEN_LIFETIME_TOO_LONG');
+  });
+});
+
+describe('createAuthenticator: claim lengths (finding 11)', () => {
+  it('refuses a sub longer than 128 characters and a tenant longer than 64', async () => {
+    const authenticate = await hs256();
+    const longSub = await mintToken(
+      { subject: 'a'.repeat(129), tenantId: 't1' },
+      { algorithm: 'HS256', secret },
+    );
+    expect(await rejection(authenticate, `Bearer ${longSub}`)).toEqual({
+      reason: 'TOKEN_CLAIM_INVALID',
+      metadata: { claim: 'sub', max_length: 128 },
+    });
+    const longTenant = await mintToken(
+      { subject: 'a', tenantId: 't'.repeat(65) },
+      { algorithm: 'HS256', secret },
+    );
+    expect(await rejection(authenticate, `Bearer ${longTenant}`)).toEqual({
+      reason: 'TOKEN_CLAIM_INVALID',
+      metadata: { claim: 'tenant', max_length: 64 },
+    });
+    const atLimit = await mintToken(
+      { subject: '主'.repeat(128), tenantId: 't'.repeat(64) },
+      { algorithm: 'HS256', secret },
+    );
+    await expect(authenticate(`Bearer ${atLimit}`)).resolves.toMatchObject({ tenantId: 't'.repeat(64) });
+  });
+});
+
+describe('createAuthenticator: the service role (finding 5)', () => {
+  const serviceSecret = randomBytes(32);
+  const service = { subject: 'engram-ingestion', tenantId: 't1', roles: ['service' as const] };
+  const withServiceKey = () =>
+    createAuthenticator({
+      mode: 'hs256',
+      secret,
+      clockToleranceSec: 0,
+      serviceKey: { algorithm: 'HS256', secret: serviceSecret },
+    });
+
+  it('accepts a service token signed by the service key', async () => {
+    const token = await mintToken(service, { algorithm: 'HS256', secret: serviceSecret });
+    await expect((await withServiceKey())(`Bearer ${token}`)).resolves.toMatchObject({
+      subject: 'engram-ingestion',
+      roles: ['service'],
+    });
+  });
+
+  it('refuses a user-key token claiming the service role with TOKEN_SERVICE_KEY_REQUIRED', async () => {
+    const forged = await mintToken(service, { algorithm: 'HS256', secret });
+    expect(await rejection(await withServiceKey(), `Bearer ${forged}`)).toEqual({
+      reason: 'TOKEN_SERVICE_KEY_REQUIRED',
+      metadata: { role: 'service' },
+    });
+    // A server that trusts no service key accepts no service token at all.
+    expect((await rejection(await hs256(), `Bearer ${forged}`)).reason).toBe('TOKEN_SERVICE_KEY_REQUIRED');
+  });
+
+  it('does not accept user tokens signed by the service key', async () => {
+    const token = await mintToken(claims, { algorithm: 'HS256', secret: serviceSecret });
+    expect((await rejection(await withServiceKey(), `Bearer ${token}`)).reason).toBe(
+      'TOKEN_SIGNATURE_INVALID',
+    );
+  });
+
+  it('verifies RS256 service tokens with the service public key', async () => {
+    const pair = generateKeyPairSync('rsa', {
+      modulusLength: 2048,
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    });
+    const authenticate = await createAuthenticator({
+      mode: 'rs256',
+      publicKeyPem: publicKey,
+      clockToleranceSec: 0,
+      serviceKey: { algorithm: 'RS256', publicKeyPem: pair.publicKey },
+    });
+    const good = await mintToken(service, { algorithm: 'RS256', privateKeyPem: pair.privateKey });
+    await expect(authenticate(`Bearer ${good}`)).resolves.toMatchObject({ roles: ['service'] });
+    const idp = await mintToken(service, { algorithm: 'RS256', privateKeyPem: privateKey });
+    expect((await rejection(authenticate, `Bearer ${idp}`)).reason).toBe('TOKEN_SERVICE_KEY_REQUIRED');
+  });
+});

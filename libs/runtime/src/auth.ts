@@ -12,7 +12,7 @@ import {
   type JWTVerifyGetKey,
   type CryptoKey,
 } from 'jose';
-import { errors, type EngramError } from '@engram/errors';
+import { EngramError, errors } from '@engram/errors';
 
 /** Roles a credential may carry in its `roles` claim. See docs/api-conventions.md. */
 export const ROLES = ['admin', 'platform', 'service'] as const;
@@ -39,26 +39,46 @@ export const principalKey = createContextKey<Principal | undefined>(undefined, {
   description: 'engram.principal',
 });
 
+/**
+ * The key that verifies tokens claiming the `service` role (decision 0024): never the key of the
+ * user-facing tokens, so that whoever can mint user tokens cannot grant service power.
+ */
+export type ServiceVerifyKey =
+  | { readonly algorithm: 'HS256'; readonly secret: Uint8Array }
+  | { readonly algorithm: 'RS256'; readonly publicKeyPem: string };
+
+/** What every verifying mode shares. */
+interface VerifiedAuthConfig {
+  readonly issuer?: string | undefined;
+  readonly audience?: string | undefined;
+  /** Allowed clock skew for exp/nbf/iat, seconds. */
+  readonly clockToleranceSec: number;
+  /** Longest accepted lifetime (`exp - iat`, or `exp` - now without `iat`), seconds. Default 24 h. */
+  readonly maxLifetimeSec?: number | undefined;
+  /** Verifies `service`-role tokens; without it, no service token is accepted. */
+  readonly serviceKey?: ServiceVerifyKey | undefined;
+}
+
+/** The default of {@link VerifiedAuthConfig.maxLifetimeSec}: 24 hours. */
+export const DEFAULT_MAX_TOKEN_LIFETIME_SEC = 86_400;
+
+/** Longest `sub` and `tenant` claims, characters: the store's `owner_id` and `tenant_id` columns. */
+export const MAX_SUBJECT_LENGTH = 128;
+export const MAX_TENANT_LENGTH = 64;
+
 /** How credentials are verified. Built by {@link authConfigFromEnv}-style config code. */
 export type AuthConfig =
-  | {
+  | (VerifiedAuthConfig & {
       readonly mode: 'hs256';
       /** Shared secret, at least 32 bytes. */
       readonly secret: Uint8Array;
-      readonly issuer?: string | undefined;
-      readonly audience?: string | undefined;
-      /** Allowed clock skew for exp/nbf/iat, seconds. */
-      readonly clockToleranceSec: number;
-    }
-  | {
+    })
+  | (VerifiedAuthConfig & {
       readonly mode: 'rs256';
       /** SPKI PEM public key, or a JWKS document (exactly one). */
       readonly publicKeyPem?: string | undefined;
       readonly jwks?: JSONWebKeySet | undefined;
-      readonly issuer?: string | undefined;
-      readonly audience?: string | undefined;
-      readonly clockToleranceSec: number;
-    }
+    })
   | {
       /**
        * Development only: the token's claims are read WITHOUT verifying its signature. The server
@@ -79,6 +99,9 @@ function principalFromClaims(payload: JWTPayload, token: string): Principal {
   const roles: unknown = payload['roles'] ?? [];
   if (typeof sub !== 'string' || sub.length === 0) throw claimInvalid('sub');
   if (typeof tenant !== 'string' || tenant.length === 0) throw claimInvalid('tenant');
+  // Bounded to the columns they are stored in, so an oversized identity never reaches SQL.
+  if (Array.from(sub).length > MAX_SUBJECT_LENGTH) throw claimTooLong('sub', MAX_SUBJECT_LENGTH);
+  if (Array.from(tenant).length > MAX_TENANT_LENGTH) throw claimTooLong('tenant', MAX_TENANT_LENGTH);
   if (!Array.isArray(orgs) || !orgs.every((o): o is string => typeof o === 'string' && o.length > 0)) {
     throw claimInvalid('orgs');
   }
@@ -100,11 +123,96 @@ function claimInvalid(claim: string): EngramError {
   });
 }
 
+function claimTooLong(claim: string, maxLength: number): EngramError {
+  return errors.unauthenticated(
+    'TOKEN_CLAIM_INVALID',
+    `token claim "${claim}" is longer than ${maxLength} characters`,
+    { claim, max_length: maxLength },
+  );
+}
+
+function serviceKeyRequired(): EngramError {
+  return errors.unauthenticated(
+    'TOKEN_SERVICE_KEY_REQUIRED',
+    'a token claiming the "service" role must be signed by the service key',
+    { role: 'service' },
+  );
+}
+
+/** Whether the (not yet verified) claims ask for the `service` role. */
+function claimsService(payload: JWTPayload): boolean {
+  const roles: unknown = payload['roles'];
+  return Array.isArray(roles) && roles.includes('service');
+}
+
+/** Refuses a token whose lifetime exceeds `maxLifetimeSec` (jose has already required `exp`). */
+function checkLifetime(payload: JWTPayload, maxLifetimeSec: number, toleranceSec: number): void {
+  const exp = payload.exp ?? 0;
+  const start = typeof payload.iat === 'number' ? payload.iat : Math.floor(Date.now() / 1000);
+  if (exp - start > maxLifetimeSec + toleranceSec) {
+    throw errors.unauthenticated(
+      'TOKEN_LIFETIME_TOO_LONG',
+      `token lifetime exceeds the maximum of ${maxLifetimeSec} seconds`,
+      { max_lifetime_sec: maxLifetimeSec },
+    );
+  }
+}
+
+type Verify = (token: string) => Promise<JWTPayload>;
+
+/** A verifier for one key: pinned algorithm, issuer/audience when configured, `exp` required. */
+function verifierFor(
+  algorithm: 'HS256' | 'RS256',
+  key: Uint8Array | CryptoKey | JWTVerifyGetKey,
+  config: VerifiedAuthConfig,
+): Verify {
+  const options = {
+    algorithms: [algorithm],
+    issuer: config.issuer,
+    audience: config.audience,
+    clockTolerance: config.clockToleranceSec,
+    requiredClaims: ['exp'],
+  };
+  const maxLifetimeSec = config.maxLifetimeSec ?? DEFAULT_MAX_TOKEN_LIFETIME_SEC;
+  return async (token: string) => {
+    // jose's overloads distinguish static keys from key resolvers.
+    const result =
+      typeof key === 'function' ? await jwtVerify(token, key, options) : await jwtVerify(token, key, options);
+    checkLifetime(result.payload, maxLifetimeSec, config.clockToleranceSec);
+    return result.payload;
+  };
+}
+
+/** The user-facing verifier and the service verifier of a configuration. */
+async function verifiers(
+  config: Exclude<AuthConfig, { mode: 'insecure' }>,
+): Promise<{ user: Verify; service: Verify | undefined }> {
+  let key: Uint8Array | CryptoKey | JWTVerifyGetKey;
+  if (config.mode === 'hs256') {
+    key = config.secret;
+  } else if (config.jwks !== undefined) {
+    key = createLocalJWKSet(config.jwks);
+  } else if (config.publicKeyPem !== undefined) {
+    key = await importSPKI(config.publicKeyPem, 'RS256');
+  } else {
+    throw new Error('rs256 authentication needs a public key or a JWKS document');
+  }
+  const user = verifierFor(config.mode === 'hs256' ? 'HS256' : 'RS256', key, config);
+  const { serviceKey } = config;
+  if (serviceKey === undefined) return { user, service: undefined };
+  const service =
+    serviceKey.algorithm === 'HS256'
+      ? verifierFor('HS256', serviceKey.secret, config)
+      : verifierFor('RS256', await importSPKI(serviceKey.publicKeyPem, 'RS256'), config);
+  return { user, service };
+}
+
 /** Maps jose's verification failures to precise reasons. */
 function fromJoseError(error: unknown): EngramError {
   if (error instanceof joseErrors.JWTExpired) {
     return errors.unauthenticated('TOKEN_EXPIRED', 'token has expired');
   }
+  if (error instanceof EngramError) return error;
   if (error instanceof joseErrors.JWTClaimValidationFailed) {
     if (error.claim === 'nbf' || error.claim === 'iat') {
       return errors.unauthenticated('TOKEN_NOT_YET_VALID', 'token is not yet valid', { claim: error.claim });
@@ -130,36 +238,33 @@ function fromJoseError(error: unknown): EngramError {
   return errors.unauthenticated('TOKEN_MALFORMED', 'token is malformed');
 }
 
-/** Builds the authenticator for a configuration. Keys are imported once, here. */
+/**
+ * Builds the authenticator for a configuration. Keys are imported once, here. A token whose
+ * claims ask for the `service` role is verified with the service key only (and refused with
+ * TOKEN_SERVICE_KEY_REQUIRED when it does not verify, or no service key is trusted); every other
+ * token with the user-facing key only (decision 0024).
+ */
 export async function createAuthenticator(config: AuthConfig): Promise<Authenticator> {
-  let verify: (token: string) => Promise<JWTPayload>;
+  let verify: Verify;
   if (config.mode === 'insecure') {
     verify = (token) => Promise.resolve(decodeJwt(token));
   } else {
-    const algorithm = config.mode === 'hs256' ? 'HS256' : 'RS256';
-    let key: Uint8Array | CryptoKey | JWTVerifyGetKey;
-    if (config.mode === 'hs256') {
-      key = config.secret;
-    } else if (config.jwks !== undefined) {
-      key = createLocalJWKSet(config.jwks);
-    } else if (config.publicKeyPem !== undefined) {
-      key = await importSPKI(config.publicKeyPem, 'RS256');
-    } else {
-      throw new Error('rs256 authentication needs a public key or a JWKS document');
-    }
-    const options = {
-      algorithms: [algorithm],
-      issuer: config.issuer,
-      audience: config.audience,
-      clockTolerance: config.clockToleranceSec,
-    };
+    const { user, service } = await verifiers(config);
     verify = async (token) => {
-      // jose's overloads distinguish static keys from key resolvers.
-      const result =
-        typeof key === 'function'
-          ? await jwtVerify(token, key, options)
-          : await jwtVerify(token, key, options);
-      return result.payload;
+      if (!claimsService(decodeJwt(token))) return user(token);
+      if (service === undefined) throw serviceKeyRequired();
+      try {
+        return await service(token);
+      } catch (error) {
+        if (
+          error instanceof joseErrors.JWSSignatureVerificationFailed ||
+          error instanceof joseErrors.JOSEAlgNotAllowed ||
+          error instanceof joseErrors.JWKSNoMatchingKey
+        ) {
+          throw serviceKeyRequired();
+        }
+        throw error;
+      }
     };
   }
   return async (authorization) => {

@@ -125,6 +125,56 @@ describe('authConfigFromEnv', () => {
     );
   });
 
+  it('refuses insecure mode unless ENGRAM_HOST is a loopback address', () => {
+    for (const host of ['0.0.0.0', '10.0.0.5', '::', 'engram.internal']) {
+      const error = configError({ ENGRAM_AUTH_MODE: 'insecure', ENGRAM_HOST: host });
+      expect(error.problems[0]?.variable).toBe('ENGRAM_AUTH_MODE');
+      expect(error.message).toContain('ENGRAM_HOST');
+    }
+    for (const host of ['127.0.0.1', '127.1.2.3', '::1', 'localhost']) {
+      expect(
+        authConfigFromEnv(parseEnv(schema, { ENGRAM_AUTH_MODE: 'insecure', ENGRAM_HOST: host })),
+      ).toEqual({
+        mode: 'insecure',
+      });
+    }
+  });
+
+  it('reads the maximum token lifetime, 24 hours by default', () => {
+    expect(authConfigFromEnv(parseEnv(schema, { ENGRAM_JWT_SECRET: secret }))).toMatchObject({
+      maxLifetimeSec: 86_400,
+    });
+    const env = parseEnv(schema, { ENGRAM_JWT_SECRET: secret, ENGRAM_JWT_MAX_LIFETIME_SEC: '3600' });
+    expect(authConfigFromEnv(env)).toMatchObject({ maxLifetimeSec: 3600 });
+  });
+
+  it('reads a separate service key, which must differ from the user-facing secret', () => {
+    const serviceSecret = 's'.repeat(32);
+    const config = authConfigFromEnv(
+      parseEnv(schema, { ENGRAM_JWT_SECRET: secret, ENGRAM_SERVICE_JWT_SECRET: serviceSecret }),
+    );
+    expect(config.mode === 'hs256' && config.serviceKey).toEqual({
+      algorithm: 'HS256',
+      secret: new TextEncoder().encode(serviceSecret),
+    });
+    expect(
+      configError({ ENGRAM_JWT_SECRET: secret, ENGRAM_SERVICE_JWT_SECRET: secret }).problems[0]?.variable,
+    ).toBe('ENGRAM_SERVICE_JWT_SECRET');
+    expect(
+      configError({ ENGRAM_JWT_SECRET: secret, ENGRAM_SERVICE_JWT_SECRET: 'short' }).problems[0],
+    ).toEqual({ variable: 'ENGRAM_SERVICE_JWT_SECRET', message: 'must be at least 32 bytes' });
+    // Unset: no service key (such a process accepts no service token), unless a fallback exists.
+    const none = authConfigFromEnv(parseEnv(schema, { ENGRAM_JWT_SECRET: secret }));
+    expect(none.mode === 'hs256' && none.serviceKey).toBeUndefined();
+    const fallback = new TextEncoder().encode('f'.repeat(32));
+    const local = authConfigFromEnv(
+      parseEnv(schema, { ENGRAM_JWT_SECRET: secret }),
+      undefined,
+      () => fallback,
+    );
+    expect(local.mode === 'hs256' && local.serviceKey).toEqual({ algorithm: 'HS256', secret: fallback });
+  });
+
   it('only enters insecure mode when asked to', () => {
     expect(authConfigFromEnv(parseEnv(schema, { ENGRAM_AUTH_MODE: 'insecure' }))).toEqual({
       mode: 'insecure',

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
+import { isIPv4 } from 'node:net';
 import { z } from 'zod';
 import { ConfigError, envEnum, envInt, envString, unsetIfEmpty } from '@engram/config';
-import type { AuthConfig } from './auth.js';
+import { DEFAULT_MAX_TOKEN_LIFETIME_SEC, type AuthConfig, type ServiceVerifyKey } from './auth.js';
 
 /** Variables every Engram server understands. Documented in the README. */
 export const serverEnvShape = {
@@ -21,11 +22,21 @@ export const serverEnvShape = {
   ENGRAM_JWT_ISSUER: envString(),
   ENGRAM_JWT_AUDIENCE: envString(),
   ENGRAM_JWT_CLOCK_TOLERANCE_SEC: envInt(30, 0, 600),
+  /** Longest accepted token lifetime (`exp - iat`), seconds; tokens without `exp` are refused. */
+  ENGRAM_JWT_MAX_LIFETIME_SEC: envInt(DEFAULT_MAX_TOKEN_LIFETIME_SEC, 60, 30 * 86_400),
+  /**
+   * HS256 secret (at least 32 bytes, distinct from ENGRAM_JWT_SECRET) that signs and verifies
+   * `service`-role tokens (decision 0024); only the processes that make or receive background calls.
+   */
+  ENGRAM_SERVICE_JWT_SECRET: envString(),
+  ENGRAM_SERVICE_JWT_SECRET_FILE: envString(),
+  /** RS256 alternative: the SPKI PEM public key that verifies `service`-role tokens. */
+  ENGRAM_SERVICE_PUBLIC_KEY_FILE: envString(),
   /** JSON file of per-tenant settings (secret redaction, governance policy overrides). */
   ENGRAM_TENANT_POLICY_FILE: envString(),
-  /** RS256 only: PKCS#8 PEM private key that signs service-to-service tokens (background calls). */
+  /** RS256: PKCS#8 PEM private key that signs service-to-service tokens (background calls). */
   ENGRAM_SERVICE_PRIVATE_KEY_FILE: envString(),
-  /** RS256 only: the `kid` of that key in the services' JWKS. */
+  /** RS256: the `kid` of that key. */
   ENGRAM_SERVICE_KEY_ID: envString(),
   /**
    * Prometheus `GET /metrics` port (plain HTTP, on ENGRAM_HOST): a port, `0` for a free one, or
@@ -93,18 +104,95 @@ export function readFileVariable(variable: string, path: string): string {
 /** Minimum HS256 secret length, bytes (RFC 7518 §3.2: at least the hash size). */
 export const MIN_HS256_SECRET_BYTES = 32;
 
+/** Whether a listen address only accepts connections from this machine. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  if (bare === 'localhost' || bare === '::1') return true;
+  const v4 = bare.startsWith('::ffff:') ? bare.slice('::ffff:'.length) : bare;
+  return isIPv4(v4) && v4.startsWith('127.');
+}
+
+/** An HS256 secret from `variable` or its `_FILE` twin, checked for length; undefined if neither is set. */
+function secretFromEnv(
+  variable: string,
+  value: string | undefined,
+  file: string | undefined,
+): { secret: Uint8Array; variable: string } | undefined {
+  let secret: Uint8Array;
+  if (value !== undefined) {
+    secret = new TextEncoder().encode(value);
+  } else if (file !== undefined) {
+    variable = `${variable}_FILE`;
+    secret = new TextEncoder().encode(readFileVariable(variable, file).trim());
+  } else {
+    return undefined;
+  }
+  if (secret.byteLength < MIN_HS256_SECRET_BYTES) {
+    throw new ConfigError([{ variable, message: `must be at least ${MIN_HS256_SECRET_BYTES} bytes` }]);
+  }
+  return { secret, variable };
+}
+
 /**
- * Builds the authentication config from the environment. `fallbackSecret` lets the all-in-one
- * process use its local, generated secret when none is configured.
+ * The key that verifies `service`-role tokens: ENGRAM_SERVICE_JWT_SECRET(_FILE), else
+ * ENGRAM_SERVICE_PUBLIC_KEY_FILE, else the fallback (the all-in-one's local service secret), else
+ * none. It may never be the user-facing secret: that would let every token minter grant it.
  */
-export function authConfigFromEnv(env: ServerEnv, fallbackSecret?: () => Uint8Array): AuthConfig {
+function serviceKeyFromEnv(
+  env: ServerEnv,
+  userSecret: Uint8Array | undefined,
+  fallback: (() => Uint8Array) | undefined,
+): ServiceVerifyKey | undefined {
+  const configured = secretFromEnv(
+    'ENGRAM_SERVICE_JWT_SECRET',
+    env.ENGRAM_SERVICE_JWT_SECRET,
+    env.ENGRAM_SERVICE_JWT_SECRET_FILE,
+  );
+  if (configured !== undefined) {
+    if (userSecret !== undefined && Buffer.from(configured.secret).equals(Buffer.from(userSecret))) {
+      throw new ConfigError([
+        {
+          variable: configured.variable,
+          message: 'must differ from ENGRAM_JWT_SECRET (the user-facing key)',
+        },
+      ]);
+    }
+    return { algorithm: 'HS256', secret: configured.secret };
+  }
+  const pemFile = env.ENGRAM_SERVICE_PUBLIC_KEY_FILE;
+  if (pemFile !== undefined) {
+    return { algorithm: 'RS256', publicKeyPem: readFileVariable('ENGRAM_SERVICE_PUBLIC_KEY_FILE', pemFile) };
+  }
+  const secret = fallback?.();
+  return secret === undefined ? undefined : { algorithm: 'HS256', secret };
+}
+
+/**
+ * Builds the authentication config from the environment. `fallbackSecret` and
+ * `fallbackServiceSecret` let the all-in-one process use its local, generated secrets when none
+ * are configured.
+ */
+export function authConfigFromEnv(
+  env: ServerEnv,
+  fallbackSecret?: () => Uint8Array,
+  fallbackServiceSecret?: () => Uint8Array,
+): AuthConfig {
   const common = {
     issuer: env.ENGRAM_JWT_ISSUER,
     audience: env.ENGRAM_JWT_AUDIENCE,
     clockToleranceSec: env.ENGRAM_JWT_CLOCK_TOLERANCE_SEC,
+    maxLifetimeSec: env.ENGRAM_JWT_MAX_LIFETIME_SEC,
   };
   switch (env.ENGRAM_AUTH_MODE) {
     case 'insecure':
+      if (!isLoopbackHost(env.ENGRAM_HOST)) {
+        throw new ConfigError([
+          {
+            variable: 'ENGRAM_AUTH_MODE',
+            message: `insecure mode (no signature checks) is refused unless ENGRAM_HOST is a loopback address (it is ${env.ENGRAM_HOST})`,
+          },
+        ]);
+      }
       return { mode: 'insecure' };
     case 'rs256': {
       const pemFile = env.ENGRAM_JWT_PUBLIC_KEY_FILE;
@@ -118,31 +206,29 @@ export function authConfigFromEnv(env: ServerEnv, fallbackSecret?: () => Uint8Ar
           },
         ]);
       }
+      const serviceKey = serviceKeyFromEnv(env, undefined, fallbackServiceSecret);
       if (pemFile !== undefined) {
         return {
           mode: 'rs256',
           publicKeyPem: readFileVariable('ENGRAM_JWT_PUBLIC_KEY_FILE', pemFile),
+          serviceKey,
           ...common,
         };
       }
       const jwksText = readFileVariable('ENGRAM_JWT_JWKS_FILE', jwksFile ?? '');
       try {
-        return { mode: 'rs256', jwks: JSON.parse(jwksText) as never, ...common };
+        return { mode: 'rs256', jwks: JSON.parse(jwksText) as never, serviceKey, ...common };
       } catch {
         throw new ConfigError([{ variable: 'ENGRAM_JWT_JWKS_FILE', message: 'is not valid JSON' }]);
       }
     }
     case 'hs256': {
-      let secret: Uint8Array | undefined;
-      let variable = 'ENGRAM_JWT_SECRET';
-      if (env.ENGRAM_JWT_SECRET !== undefined) {
-        secret = new TextEncoder().encode(env.ENGRAM_JWT_SECRET);
-      } else if (env.ENGRAM_JWT_SECRET_FILE !== undefined) {
-        variable = 'ENGRAM_JWT_SECRET_FILE';
-        secret = new TextEncoder().encode(readFileVariable(variable, env.ENGRAM_JWT_SECRET_FILE).trim());
-      } else {
-        secret = fallbackSecret?.();
-      }
+      const configured = secretFromEnv(
+        'ENGRAM_JWT_SECRET',
+        env.ENGRAM_JWT_SECRET,
+        env.ENGRAM_JWT_SECRET_FILE,
+      );
+      const secret = configured?.secret ?? fallbackSecret?.();
       if (secret === undefined) {
         throw new ConfigError([
           {
@@ -152,10 +238,8 @@ export function authConfigFromEnv(env: ServerEnv, fallbackSecret?: () => Uint8Ar
           },
         ]);
       }
-      if (secret.byteLength < MIN_HS256_SECRET_BYTES) {
-        throw new ConfigError([{ variable, message: `must be at least ${MIN_HS256_SECRET_BYTES} bytes` }]);
-      }
-      return { mode: 'hs256', secret, ...common };
+      const serviceKey = serviceKeyFromEnv(env, secret, fallbackServiceSecret);
+      return { mode: 'hs256', secret, serviceKey, ...common };
     }
   }
 }

@@ -5,6 +5,16 @@
  * metrics and OpenTelemetry tracing.
  */
 export {
+  PrincipalAdmission,
+  burstOf,
+  type AdmissionLimits,
+  type AdmissionOptions,
+  type AdmissionTicket,
+} from './admission.js';
+export {
+  DEFAULT_MAX_TOKEN_LIFETIME_SEC,
+  MAX_SUBJECT_LENGTH,
+  MAX_TENANT_LENGTH,
   ROLES,
   createAuthenticator,
   mintToken,
@@ -15,6 +25,7 @@ export {
   type Authenticator,
   type Principal,
   type Role,
+  type ServiceVerifyKey,
   type SigningKey,
   type TokenClaims,
 } from './auth.js';
@@ -29,6 +40,7 @@ export {
   DEFAULT_METRICS_PORT,
   MIN_HS256_SECRET_BYTES,
   authConfigFromEnv,
+  isLoopbackHost,
   limitsFromEnv,
   metricsPortFromEnv,
   serverEnvShape,
@@ -45,6 +57,7 @@ export {
   errorInfoOf,
   errors,
   isEngramError,
+  loggableError,
   toConnectError,
   type ErrorMetadata,
   type Reason,
@@ -113,6 +126,16 @@ export {
   serviceSigningKey,
   type ServiceCredentials,
 } from './service-credentials.js';
-export { loadTenantPolicies, type TenantPolicies, type TenantSettings } from './tenant-policy.js';
+export {
+  loadTenantPolicies,
+  redactSecretsOf,
+  type TenantPolicies,
+  type TenantSettings,
+} from './tenant-policy.js';
 
-export { LOCAL_SECRET_FILE, loadOrCreateLocalSecret, readLocalSecret } from './local-secret.js';
+export {
+  LOCAL_SECRET_FILE,
+  LOCAL_SERVICE_SECRET_FILE,
+  loadOrCreateLocalSecret,
+  readLocalSecret,
+} from './local-secret.js';

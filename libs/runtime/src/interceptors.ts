@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
 import { SpanKind, context, trace } from '@opentelemetry/api';
-import { EngramError, isEngramError, toConnectError } from '@engram/errors';
+import { EngramError, isEngramError, loggableError, toConnectError } from '@engram/errors';
 import type { Logger, RpcMetrics } from '@engram/telemetry';
 import { grpcCodeName } from '@engram/telemetry';
 import { principalKey, type Authenticator } from './auth.js';
@@ -91,8 +91,10 @@ export function createServerInterceptor(options: ServerInterceptorOptions): Inte
         // Explicit: a stream ends outside the handler's async context.
         ...traceFields(span),
       };
-      if (cause !== undefined) logger.error({ ...line, err: cause }, 'rpc failed with an internal error');
-      else logger.info(line, 'rpc');
+      // Without SQL text, parameters or quoted values (finding 11): identifiers only.
+      if (cause !== undefined) {
+        logger.error({ ...line, err: loggableError(cause) }, 'rpc failed with an internal error');
+      } else logger.info(line, 'rpc');
       const labels = { method, code: grpcCodeName(code) };
       metrics?.requests.inc(labels);
       metrics?.duration.observe(labels, seconds);

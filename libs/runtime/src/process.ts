@@ -1,6 +1,7 @@
 import type { Transport } from '@connectrpc/connect';
 import type { DestinationStream } from 'pino';
 import { ConfigError } from '@engram/config';
+import { loggableError } from '@engram/errors';
 import {
   createLogger,
   metricsRegistry,
@@ -49,6 +50,8 @@ export interface ServeOptions {
   readonly modules: (logger: Logger, context: ServeContext) => readonly ServiceModule[];
   /** Supplies a secret when none is configured (the all-in-one local secret). */
   readonly fallbackSecret?: () => Uint8Array;
+  /** Supplies the service key when none is configured (the all-in-one local service secret). */
+  readonly fallbackServiceSecret?: () => Uint8Array;
   /** Extra fields for the "listening" log line (e.g. a command to try). */
   readonly announce?: (server: EngramServer) => Record<string, unknown>;
   /** Handle SIGTERM/SIGINT by draining and exiting (default true; tests pass false). */
@@ -78,7 +81,7 @@ export async function serve(options: ServeOptions): Promise<{ server: EngramServ
   });
   const registry = metricsRegistry();
   const serviceMetrics = scopedMetrics(registry);
-  const authConfig = authConfigFromEnv(env, options.fallbackSecret);
+  const authConfig = authConfigFromEnv(env, options.fallbackSecret, options.fallbackServiceSecret);
   if (authConfig.mode === 'insecure') {
     logger.warn(
       'INSECURE MODE (ENGRAM_AUTH_MODE=insecure): token signatures are NOT verified; anyone can act as any user. Development only.',
@@ -145,7 +148,7 @@ export async function serve(options: ServeOptions): Promise<{ server: EngramServ
         serviceMetrics.dispose();
         await metricsServer?.close();
         await tracing.flush().catch((error: unknown) => {
-          logger.warn({ err: error }, 'exporting the last spans failed');
+          logger.warn({ err: loggableError(error) }, 'exporting the last spans failed');
         });
       })()),
   };

@@ -9,8 +9,10 @@ import {
   type Interceptor,
   type ServiceImpl,
 } from '@connectrpc/connect';
+import { setTrailerStatus } from '@connectrpc/connect/protocol-grpc';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
 import { ErrorInfoSchema, Health, ServerReflection } from '@engram/contracts/grpc';
+import { loggableError } from '@engram/errors';
 import type { Logger, RpcMetrics } from '@engram/telemetry';
 import type { Authenticator } from './auth.js';
 import type { ServerLimits } from './config.js';
@@ -126,9 +128,23 @@ export async function startServer(options: ServerOptions): Promise<EngramServer>
   // up. A call is over once its handler has ended the response (`writableEnded`), even if the
   // client is still sending an oversized request it will never finish.
   const active = new Set<http2.Http2ServerResponse>();
+  const streamingInput = new Set(
+    options.services.flatMap(({ service }) =>
+      service.methods
+        .filter((m) => m.methodKind === 'client_streaming' || m.methodKind === 'bidi_streaming')
+        .map((m) => `/${service.typeName}/${m.name}`),
+    ),
+  );
   const server = http2.createServer({}, (req, res) => {
     active.add(res);
     req.stream.once('close', () => active.delete(res));
+    // A client stream may pause between messages: its early answer goes out at once.
+    if (streamingInput.has(req.url.split('?')[0] ?? '')) {
+      req.stream.once('finish', () => {
+        if (!req.readableEnded) resetWhenSent(req.stream);
+      });
+    } else answerAfterDraining(req, res);
+    describeEarlyErrors(req, res);
     handler(req, res);
   });
   const callsDone = () => [...active].every((res) => res.writableEnded);
@@ -138,7 +154,7 @@ export async function startServer(options: ServerOptions): Promise<EngramServer>
     session.on('close', () => sessions.delete(session));
     // A broken connection is the client's problem, not a reason to crash the process.
     session.on('error', (error) => {
-      options.logger.debug({ err: error }, 'http2 session error');
+      options.logger.debug({ err: loggableError(error) }, 'http2 session error');
     });
   });
 
@@ -201,6 +217,131 @@ export async function startServer(options: ServerOptions): Promise<EngramServer>
 }
 
 /**
+ * Holds an early answer (a request over `readMaxBytes`, an undecodable message, a refused
+ * credential: the response ends while the client is still sending) until the rest of the request
+ * has been read and dropped. A client writes a request as one buffer that its HTTP/2 session
+ * counts against its `maxSessionMemory` (Node's default 10 MB) until the write completes; answered
+ * early and left unread, a 6 MiB request stays counted, the next large one pushes the session
+ * over its limit, and the client resets every later stream on the connection with
+ * ENHANCE_YOUR_CALM — valid calls included. Reading the rest first lets the client's write
+ * complete before it sees the answer. Past {@link DRAIN_LIMIT_BYTES} (or
+ * {@link DRAIN_LIMIT_MS}) the answer is sent anyway and the stream is reset with NO_ERROR once the
+ * trailers are out (RFC 9113 §8.1). Only for methods whose request is one message (the client
+ * ends its stream right after it); a client stream that errs early is answered at once and reset
+ * once the trailers are out (its client writes message by message). Decision 0031.
+ */
+function answerAfterDraining(req: http2.Http2ServerRequest, res: http2.Http2ServerResponse): void {
+  const end = res.end.bind(res) as (...args: unknown[]) => http2.Http2ServerResponse;
+  res.end = (...args: unknown[]) => {
+    const stream = req.stream;
+    if (req.readableEnded || stream.readableEnded || stream.destroyed) return end(...args);
+    // connect's abandoned body iterator has destroyed the compatibility request, which pauses
+    // the stream on every chunk it can no longer take: read from the stream itself.
+    stream.removeAllListeners('data');
+    let drained = 0;
+    let answered = false;
+    const answer = (reset: boolean) => {
+      if (answered) return;
+      answered = true;
+      clearTimeout(timer);
+      end(...args);
+      if (reset) resetWhenSent(stream);
+    };
+    const timer = setTimeout(() => {
+      answer(true);
+    }, DRAIN_LIMIT_MS).unref();
+    stream.on('data', (chunk: Buffer) => {
+      drained += chunk.length;
+      if (drained > DRAIN_LIMIT_BYTES) answer(true);
+    });
+    stream.once('end', () => {
+      answer(false);
+    });
+    stream.once('close', () => {
+      answer(false);
+    });
+    stream.resume();
+    return res;
+  };
+}
+
+/**
+ * Gives the errors connect raises before any interceptor runs — a request it cannot decode
+ * (INTERNAL "parse binary: …", e.g. a Struct nested deeper than protobuf-es's limit of 100
+ * messages) and one over `readMaxBytes` (RESOURCE_EXHAUSTED without details) — the status and
+ * `ErrorInfo` every other error has: INVALID_ARGUMENT MESSAGE_MALFORMED, RESOURCE_EXHAUSTED
+ * MESSAGE_TOO_LARGE. gRPC only (the status is in the trailers; gRPC-Web and Connect write it in the
+ * body). Decision 0031.
+ */
+function describeEarlyErrors(req: http2.Http2ServerRequest, res: http2.Http2ServerResponse): void {
+  const addTrailers = res.addTrailers.bind(res);
+  res.addTrailers = (trailers: http2.OutgoingHttpHeaders) => {
+    const status = String(trailers[GRPC_STATUS] ?? '');
+    const message = decodeURIComponent(String(trailers[GRPC_MESSAGE] ?? ''));
+    const described = trailers[GRPC_DETAILS] !== undefined ? undefined : earlyError(status, message, req.url);
+    if (described === undefined) {
+      addTrailers(trailers);
+      return;
+    }
+    const headers = new Headers();
+    setTrailerStatus(headers, described);
+    const rewritten: http2.OutgoingHttpHeaders = { ...trailers };
+    headers.forEach((value, key) => {
+      rewritten[key] = value;
+    });
+    addTrailers(rewritten);
+  };
+}
+
+const GRPC_STATUS = 'grpc-status';
+const GRPC_MESSAGE = 'grpc-message';
+const GRPC_DETAILS = 'grpc-status-details-bin';
+
+/** The described error for connect's own early failure, or undefined for any other status. */
+function earlyError(status: string, message: string, path: string): ConnectError | undefined {
+  const service = /^\/([\w.]+)\//.exec(path)?.[1] ?? '';
+  const info = (reason: string, metadata: Record<string, string>) => [
+    { desc: ErrorInfoSchema, value: { reason, domain: domainOf(service), metadata } },
+  ];
+  if (status === String(Code.Internal) && message.startsWith('parse binary:')) {
+    const tooDeep = message.includes('maximum recursion depth');
+    return new ConnectError(
+      tooDeep
+        ? 'the request cannot be decoded: messages are nested deeper than 100 levels'
+        : 'the request cannot be decoded as the method input message',
+      Code.InvalidArgument,
+      undefined,
+      info('MESSAGE_MALFORMED', {}),
+    );
+  }
+  const limit = /larger than configured readMaxBytes (\d+)/.exec(message)?.[1];
+  if (status === String(Code.ResourceExhausted) && limit !== undefined) {
+    return new ConnectError(
+      message,
+      Code.ResourceExhausted,
+      undefined,
+      info('MESSAGE_TOO_LARGE', { limit_bytes: limit }),
+    );
+  }
+  return undefined;
+}
+
+/** Resets a stream with NO_ERROR once its trailers have been sent (it is half-closed locally). */
+function resetWhenSent(stream: http2.ServerHttp2Stream, started = Date.now()): void {
+  if (stream.closed || stream.destroyed) return;
+  if (stream.state.localClose === 1) stream.close(http2.constants.NGHTTP2_NO_ERROR);
+  else if (Date.now() - started < DRAIN_LIMIT_MS)
+    setTimeout(() => {
+      resetWhenSent(stream, started);
+    }, 5).unref();
+}
+
+/** How much of an early-answered request the server reads and drops before answering, bytes. */
+const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
+/** …and for how long, ms. */
+const DRAIN_LIMIT_MS = 10_000;
+
+/**
  * Shuts the server down on SIGTERM or SIGINT and exits 0 when drained (1 if draining failed).
  * Returns a function that removes the handlers.
  */
@@ -214,7 +355,7 @@ export function exitOnSignals(server: EngramServer, logger: Logger): () => void 
         process.exit(0);
       },
       (error: unknown) => {
-        logger.error({ err: error }, 'shutdown failed');
+        logger.error({ err: loggableError(error) }, 'shutdown failed');
         logger.flush();
         process.exit(1);
       },

@@ -8,8 +8,8 @@ import { injectTraceContext } from './tracing.js';
 /**
  * The identity a service uses for its own background calls to another service (e.g. ingestion
  * handing a MemCell to governance long after the user's token expired): short-lived tokens with
- * the `service` role, one per tenant (a principal never crosses tenants), minted from the
- * deployment's signing material and cached until shortly before they expire.
+ * the `service` role, one per tenant (a principal never crosses tenants), minted with the
+ * deployment's service key (never the user-facing key) and cached until shortly before they expire.
  */
 export interface ServiceCredentials {
   /**
@@ -59,33 +59,29 @@ export function createServiceCredentials(
 }
 
 /**
- * The signing material for service tokens, from the same configuration that verifies tokens:
- * the HS256 secret (shared by the services), the RS256 private key in
- * `ENGRAM_SERVICE_PRIVATE_KEY_FILE` (its public key must be among those the services trust), or,
- * in insecure development mode (signatures are not verified), a random key.
+ * The signing material for service tokens: never the user-facing key (decision 0024). The RS256
+ * private key in `ENGRAM_SERVICE_PRIVATE_KEY_FILE` (its public key is the services'
+ * `ENGRAM_SERVICE_PUBLIC_KEY_FILE`), else the HS256 service secret that also verifies them
+ * (`ENGRAM_SERVICE_JWT_SECRET`, or the all-in-one's local one), or, in insecure development mode
+ * (signatures are not verified), a random key. Resolved at a process's first background call, so a
+ * process that makes none (retrieval) needs no service key.
  */
 export function serviceSigningKey(env: ServerEnv, auth: AuthConfig): SigningKey {
-  switch (auth.mode) {
-    case 'hs256':
-      return { algorithm: 'HS256', secret: auth.secret };
-    case 'insecure':
-      return { algorithm: 'HS256', secret: randomBytes(32) };
-    case 'rs256': {
-      const file = env.ENGRAM_SERVICE_PRIVATE_KEY_FILE;
-      if (file === undefined) {
-        throw new ConfigError([
-          {
-            variable: 'ENGRAM_SERVICE_PRIVATE_KEY_FILE',
-            message:
-              'required with ENGRAM_AUTH_MODE=rs256: the PKCS#8 PEM key that signs service-to-service tokens',
-          },
-        ]);
-      }
-      return {
-        algorithm: 'RS256',
-        privateKeyPem: readFileVariable('ENGRAM_SERVICE_PRIVATE_KEY_FILE', file),
-        ...(env.ENGRAM_SERVICE_KEY_ID !== undefined ? { keyId: env.ENGRAM_SERVICE_KEY_ID } : {}),
-      };
-    }
+  if (auth.mode === 'insecure') return { algorithm: 'HS256', secret: randomBytes(32) };
+  const file = env.ENGRAM_SERVICE_PRIVATE_KEY_FILE;
+  if (file !== undefined) {
+    return {
+      algorithm: 'RS256',
+      privateKeyPem: readFileVariable('ENGRAM_SERVICE_PRIVATE_KEY_FILE', file),
+      ...(env.ENGRAM_SERVICE_KEY_ID !== undefined ? { keyId: env.ENGRAM_SERVICE_KEY_ID } : {}),
+    };
   }
+  if (auth.serviceKey?.algorithm === 'HS256') return { algorithm: 'HS256', secret: auth.serviceKey.secret };
+  throw new ConfigError([
+    {
+      variable: 'ENGRAM_SERVICE_JWT_SECRET',
+      message:
+        'this service makes background calls: set ENGRAM_SERVICE_JWT_SECRET(_FILE) (HS256, distinct from ENGRAM_JWT_SECRET) or ENGRAM_SERVICE_PRIVATE_KEY_FILE (RS256)',
+    },
+  ]);
 }

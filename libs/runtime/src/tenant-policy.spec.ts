@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { ConfigError } from '@engram/config';
-import { loadTenantPolicies } from './tenant-policy.js';
+import { loadTenantPolicies, redactSecretsOf } from './tenant-policy.js';
 
 const file = (content: string) => {
   const path = join(mkdtempSync(join(tmpdir(), 'engram-policy-')), 'tenants.json');
@@ -55,5 +55,14 @@ describe('loadTenantPolicies', () => {
       expect(thrown).toBeInstanceOf(ConfigError);
       expect((thrown as ConfigError).message).toContain('ENGRAM_TENANT_POLICY_FILE');
     }
+  });
+});
+
+describe('redactSecretsOf', () => {
+  it("takes the tenant's redactSecrets, else the server's setting", () => {
+    const policies = loadTenantPolicies(file(JSON.stringify({ tenants: { lab: { redactSecrets: false } } })));
+    const on = redactSecretsOf(policies, 'on');
+    const off = redactSecretsOf(policies, 'off');
+    expect([on('lab'), on('acme'), off('lab'), off('acme')]).toEqual([false, true, false, false]);
   });
 });

@@ -4,7 +4,7 @@ import { ConfigError } from '@engram/config';
 
 /** What an operator may set per tenant (blueprint: policy values configurable per tenant). */
 export interface TenantSettings {
-  /** Redact secrets in documents and messages before they are stored (ingestion). */
+  /** Redact secrets in every text ingestion and context store (documents, sessions, messages, states, Chat replays). */
   readonly redactSecrets?: boolean;
   /** Overrides of governance's hard-rule policy (see docs/policy.md); checked by governance. */
   readonly governance?: Readonly<Record<string, unknown>>;
@@ -66,4 +66,15 @@ export function loadTenantPolicies(path: string | undefined): TenantPolicies {
       };
     },
   };
+}
+
+/**
+ * Whether secrets are redacted before a tenant's text is stored: the tenant's `redactSecrets`,
+ * else the server's `ENGRAM_REDACT_SECRETS`. Ingestion and context resolve it the same way.
+ */
+export function redactSecretsOf(
+  policies: TenantPolicies,
+  server: 'on' | 'off',
+): (tenantId: string) => boolean {
+  return (tenantId) => policies.settings(tenantId).redactSecrets ?? server === 'on';
 }

@@ -1,5 +1,5 @@
 import { Code } from '@connectrpc/connect';
-import { EngramError, errors, isEngramError } from '@engram/errors';
+import { EngramError, errors, isEngramError, loggableError } from '@engram/errors';
 
 /** Connection-level failures of mysql2 / Node sockets: the database is unreachable. */
 const MYSQL_UNAVAILABLE = new Set([
@@ -28,7 +28,9 @@ interface DriverError {
  * Maps a database driver error to the error currency of the services, so that no driver detail
  * reaches a client: unreachable database → UNAVAILABLE (`DEPENDENCY_UNAVAILABLE`); duplicate key →
  * ALREADY_EXISTS; foreign key or check violation → FAILED_PRECONDITION; deadlock or lock timeout →
- * ABORTED (retry the transaction). Anything else is rethrown unchanged (INTERNAL at the boundary).
+ * ABORTED (retry the transaction). Anything else is rethrown unchanged (INTERNAL at the boundary,
+ * which logs it through `loggableError`). A mapped error keeps the driver error as its cause only
+ * as `loggableError` shapes it: never the SQL text, its parameters or the values it quotes.
  */
 export function mapDatabaseError(error: unknown, dependency: 'mysql' | 'sqlite'): unknown {
   if (isEngramError(error) || typeof error !== 'object' || error === null) return error;
@@ -36,7 +38,7 @@ export function mapDatabaseError(error: unknown, dependency: 'mysql' | 'sqlite')
   const code = typeof raw === 'string' ? raw : '';
   if (dependency === 'mysql') {
     if (MYSQL_UNAVAILABLE.has(code))
-      return errors.unavailable('mysql', 'the database is unavailable', { cause: error });
+      return errors.unavailable('mysql', 'the database is unavailable', { cause: loggableError(error) });
     if (code === 'ER_DUP_ENTRY') return conflict(Code.AlreadyExists, 'RESOURCE_ALREADY_EXISTS', error);
     if (
       code.startsWith('ER_NO_REFERENCED_ROW') ||
@@ -63,7 +65,7 @@ export function mapDatabaseError(error: unknown, dependency: 'mysql' | 'sqlite')
     code.startsWith('SQLITE_IOERR') ||
     code === 'SQLITE_FULL'
   ) {
-    return errors.unavailable('sqlite', 'the database is unavailable', { cause: error });
+    return errors.unavailable('sqlite', 'the database is unavailable', { cause: loggableError(error) });
   }
   return error;
 }
@@ -79,7 +81,7 @@ function conflict(
       : reason === 'ETAG_MISMATCH'
         ? 'a concurrent change conflicted with this one; retry'
         : 'the change conflicts with related data';
-  return new EngramError(code, reason, message, {}, { cause });
+  return new EngramError(code, reason, message, {}, { cause: loggableError(cause) });
 }
 
 /** Whether a mapped error is a duplicate-key violation (for idempotent inserts). */

@@ -8,7 +8,7 @@ import { keysetOn, keysetPage, type Page, type PageRequest } from './pagination.
 import { enumOf, json, nullable, nullableJson, rowCodec } from './row-codec.js';
 import { findOne } from './rows.js';
 import type { Database } from './schema.js';
-import { read, type Executor } from './store-context.js';
+import { read, run, type Executor } from './store-context.js';
 
 export type Extractor = 'EPISODE' | 'EVENT' | 'FORESIGHT' | 'FACT';
 export type ExtractionJobState = 'PENDING' | 'RUNNING' | 'SUCCEEDED' | 'FAILED';
@@ -72,6 +72,12 @@ export interface ExtractionJobPatch {
   readonly completedAt?: number;
   /** Apply only if the job is still in this state (ABORTED `ETAG_MISMATCH` otherwise). */
   readonly expectedState?: ExtractionJobState;
+  /**
+   * Apply only if the job's attempt count is still this (ABORTED `ETAG_MISMATCH` otherwise): the
+   * attempt that holds a RUNNING job, so that a runner whose job was taken over by a later
+   * attempt cannot end it (decision 0027).
+   */
+  readonly expectedAttempts?: number;
 }
 
 /** Narrowing filters of {@link ExtractionJobRepository.list}. Empty arrays mean "any". */
@@ -150,8 +156,10 @@ export class ExtractionJobRepository {
   }
 
   /**
-   * Applies `patch` and returns the new record. NOT_FOUND if absent; with `expectedState`,
-   * ABORTED `ETAG_MISMATCH` if the job is no longer in that state (nothing written).
+   * Applies `patch` and returns the new record. NOT_FOUND if absent; with `expectedState` (and
+   * `expectedAttempts`), ABORTED `ETAG_MISMATCH` if the job is no longer in that state (or
+   * attempt), nothing written. The write is a compare-and-set (`UPDATE … WHERE state = ? AND
+   * attempts = ?` on what was read), so of two racing writers exactly one wins.
    */
   async update(
     trx: Executor,
@@ -162,7 +170,10 @@ export class ExtractionJobRepository {
   ): Promise<ExtractionJobRecord> {
     const before = await this.get(tenantId, id, trx);
     if (before === undefined) throw errors.notFound(jobName(id));
-    if (patch.expectedState !== undefined && before.state !== patch.expectedState)
+    if (
+      (patch.expectedState !== undefined && before.state !== patch.expectedState) ||
+      (patch.expectedAttempts !== undefined && before.attempts !== patch.expectedAttempts)
+    )
       throw etagMismatch(jobName(id));
     const state = patch.state ?? before.state;
     const completing = FINAL_STATES.has(state) && !FINAL_STATES.has(before.state);
@@ -183,10 +194,29 @@ export class ExtractionJobRepository {
       .where('tenant_id', '=', tenantId)
       .where('id', '=', id)
       .where('state', '=', before.state)
+      .where('attempts', '=', before.attempts)
       .executeTakeFirst();
-    // The state moved between our read and our write.
+    // The state or the attempt moved between our read and our write.
     if (Number(result.numUpdatedRows) !== 1) throw etagMismatch(jobName(id));
     return after;
+  }
+
+  /**
+   * Renews the lease of the attempt that holds a RUNNING job (its `updated_at` becomes `now`):
+   * false, and nothing written, when the job is no longer RUNNING with this attempt count.
+   */
+  async touch(tenantId: string, id: string, attempts: number, now = Date.now()): Promise<boolean> {
+    const result = await run(this.store, (db) =>
+      db
+        .updateTable('extraction_jobs')
+        .set({ updated_at: now })
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', id)
+        .where('state', '=', 'RUNNING')
+        .where('attempts', '=', attempts)
+        .executeTakeFirst(),
+    );
+    return Number(result.numUpdatedRows) === 1;
   }
 
   /** The newest unfinished (PENDING or RUNNING) job of a MemCell, if any. */

@@ -1,10 +1,12 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { encodeTime } from 'ulid';
+import { errors } from '@engram/errors';
 import { batches } from './batches.js';
 import { fromJson, optional, toJson } from './codec.js';
 import type { Store } from './database.js';
 import { newId } from './ids.js';
 import type { MemoryRepository } from './memories.js';
+import { enqueueOutbox } from './outbox.js';
 import { keysetOn, keysetPage, type Page, type PageRequest } from './pagination.js';
 import { deleteWhereIn, findOne } from './rows.js';
 import type { Database } from './schema.js';
@@ -56,9 +58,10 @@ export type ForgetReceiptState = 'PENDING' | 'COMPLETED';
 /**
  * The steps after governance's own erasure, in order: context's session states, ingestion's
  * documents and conversations, a last governance sweep (extractions that raced the erasure),
- * waiting for the indexer to apply the point deletions; DONE once COMPLETED.
+ * waiting for the indexer to apply the point deletions and every earlier row of the tenant, a
+ * subject-wide purge of the index (a SUBJECT outbox row, decision 0030); DONE once COMPLETED.
  */
-export type ForgetStep = 'CONTEXT' | 'INGESTION' | 'SWEEP' | 'INDEX' | 'DONE';
+export type ForgetStep = 'CONTEXT' | 'INGESTION' | 'SWEEP' | 'INDEX' | 'PURGE' | 'DONE';
 
 /** What an erasure removed, per store (the API's `ForgetCounts`). */
 export interface ForgetCountsRecord {
@@ -162,6 +165,12 @@ export interface ForgetIndexProgress {
   readonly pointDeletions: number;
   /** …of which the indexer has applied. */
   readonly pointDeletionsDone: number;
+  /**
+   * Other unprocessed, unparked outbox rows of the tenant up to the mark, written before or during
+   * the erasure: an indexer may hold one (an UPSERT it planned before the erasure) and write its
+   * point after the erasure's DELETE, so the subject-wide purge waits for them.
+   */
+  readonly unsettled: number;
 }
 
 /** The outbox payload key that tags a row with the receipt whose erasure wrote it. */
@@ -170,6 +179,11 @@ export const FORGET_RECEIPT_PAYLOAD_KEY = 'forgetReceipt';
 /** The outbox payload of the rows an erasure writes: ids only, as every payload. */
 export function forgetPayload(receiptId: string): Readonly<Record<string, string>> {
   return { [FORGET_RECEIPT_PAYLOAD_KEY]: receiptId };
+}
+
+/** The LIKE pattern of the outbox payloads tagged with a receipt. */
+function receiptTag(receiptId: string): string {
+  return `%"${FORGET_RECEIPT_PAYLOAD_KEY}":"${receiptId}"%`;
 }
 
 /** `forgetReceipts/{id}`. */
@@ -254,6 +268,23 @@ export class ForgetReceiptRepository {
     };
     await tables(trx).insertInto('forget_receipts').values(row).execute();
     return toRecord(row);
+  }
+
+  /**
+   * The receipt an erasure (`EraseSubject`) acts under: it must exist in the tenant, be PENDING
+   * and be for `subject`, else FAILED_PRECONDITION `FORGET_RECEIPT_NOT_PENDING` (one answer for
+   * all three, so the check reveals nothing about other subjects' receipts).
+   */
+  async requirePending(tenantId: string, id: string, subject: string): Promise<ForgetReceiptRecord> {
+    const receipt = await this.get(tenantId, id);
+    if (receipt?.state !== 'PENDING' || receipt.subject !== subject) {
+      throw errors.failedPrecondition(
+        'FORGET_RECEIPT_NOT_PENDING',
+        'the forget receipt does not exist, is not pending, or is for another subject',
+        { forget_receipt: forgetReceiptName(id) },
+      );
+    }
+    return receipt;
   }
 
   /** A receipt by id within the tenant, or undefined. */
@@ -422,7 +453,19 @@ export class ForgetReceiptRepository {
         .where('tenant_id', '=', record.tenantId)
         .where('id', '>', record.outboxFromId)
         .where('id', '<=', toId)
-        .where('payload_json', 'like', `%"${FORGET_RECEIPT_PAYLOAD_KEY}":"${record.id}"%`)
+        .where('payload_json', 'like', receiptTag(record.id))
+        .executeTakeFirstOrThrow(),
+    );
+    // Rows not tagged with the receipt, among the unprocessed ones (the outbox's processed+id index).
+    const unsettled = await run(this.store, (db) =>
+      db
+        .selectFrom('outbox')
+        .select((eb) => eb.fn.countAll<number | string>().as('n'))
+        .where('processed_at', 'is', null)
+        .where('parked_at', 'is', null)
+        .where('id', '<=', toId)
+        .where('tenant_id', '=', record.tenantId)
+        .where('payload_json', 'not like', receiptTag(record.id))
         .executeTakeFirstOrThrow(),
     );
     // SUM is DECIMAL on MySQL and NULL over no rows: Number() either way.
@@ -431,7 +474,33 @@ export class ForgetReceiptRepository {
       parked: Number(row.parked ?? 0),
       pointDeletions: Number(row.points ?? 0),
       pointDeletionsDone: Number(row.pointsDone ?? 0),
+      unsettled: Number(unsettled.n),
     };
+  }
+
+  /**
+   * Enqueues the subject-wide purge of the index (a SUBJECT DELETE row naming the receipt: the
+   * indexer deletes every point of the tenant whose owner is the receipt's subject), tagged with it, and returns the new
+   * high-water mark that includes it. Written once the erasure's rows and every earlier row of the
+   * tenant are processed, so no point planned before the erasure can land after it.
+   */
+  async enqueueSubjectPurge(trx: Executor, record: ForgetReceiptRecord, now = Date.now()): Promise<number> {
+    await enqueueOutbox(
+      trx,
+      [
+        {
+          tenantId: record.tenantId,
+          aggregate: 'SUBJECT',
+          // The receipt, not the subject: no outbox row names an erased user (the indexer reads
+          // the subject from the receipt).
+          aggregateId: record.id,
+          operation: 'DELETE',
+          payload: forgetPayload(record.id),
+        },
+      ],
+      now,
+    );
+    return this.outboxMark(trx);
   }
 }
 

@@ -51,6 +51,7 @@ export { isId, newId } from './ids.js';
 export {
   MemoryRepository,
   memoryContentHash,
+  memoryVisibleTo,
   type ActorKind,
   type Evidence,
   type MemoryFilter,

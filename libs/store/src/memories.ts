@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ExpressionBuilder, Kysely, Selectable, SelectQueryBuilder } from 'kysely';
+import type { Expression, ExpressionBuilder, Kysely, Selectable, SelectQueryBuilder, SqlBool } from 'kysely';
 import { errors } from '@engram/errors';
 import { batches } from './batches.js';
 import { fromJson, optional, toJson, type JsonValue } from './codec.js';
@@ -9,7 +9,7 @@ import { newId } from './ids.js';
 import { enqueueOutbox } from './outbox.js';
 import { keysetOn, keysetPage, type Page, type PageRequest } from './pagination.js';
 import { clipped, enumOf, flag, json, nullable, nullableJson, rowCodec, stringMap } from './row-codec.js';
-import { deleteWhereIn, findOne, findVisible } from './rows.js';
+import { deleteWhereIn, findOne } from './rows.js';
 import type { Database, MemoryRevisionsTable, MemoryRow } from './schema.js';
 import { read, run, type Executor } from './store-context.js';
 import { visibleTo, type Scope, type Viewer } from './visibility.js';
@@ -242,6 +242,36 @@ const { toRecord, toRow } = rowCodec<MemoryRecord, MemoryRow>({
 
 type MemoryQuery = SelectQueryBuilder<Database, 'memories', MemoryRow>;
 
+/**
+ * The SQL condition "this memory is visible to `viewer` at `now`" (decision 0027), the one rule
+ * of every read path (Get, List, revisions, extraction-job views): a memory that is ACTIVE (and
+ * not past its `expires_at`) is visible by its scope ({@link visibleTo}); every other status
+ * (QUARANTINED, DELETED, SUPERSEDED, EXPIRED, and ACTIVE past its expiry) only to its owner, still
+ * within its scope; and a reviewer (`admin`) sees every QUARANTINED memory of its tenant.
+ */
+export function memoryVisibleTo(
+  viewer: Viewer,
+  now = Date.now(),
+): (eb: ExpressionBuilder<Database, 'memories'>) => Expression<SqlBool> {
+  const byScope = visibleTo<'memories'>(viewer);
+  return (eb) =>
+    eb.or([
+      eb.and([
+        byScope(eb),
+        eb.or([
+          eb.and([
+            eb('status', '=', 'ACTIVE'),
+            eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]),
+          ]),
+          eb('owner_id', '=', viewer.subject),
+        ]),
+      ]),
+      ...(viewer.reviewer === true
+        ? [eb.and([eb('tenant_id', '=', viewer.tenantId), eb('status', '=', 'QUARANTINED')])]
+        : []),
+    ]);
+}
+
 /** Narrows a query of memories by `filter` ({@link MemoryFilter}: ACTIVE only unless statuses are given). */
 function withFilter(query: MemoryQuery, filter: MemoryFilter): MemoryQuery {
   let q = query;
@@ -356,16 +386,62 @@ export class MemoryRepository {
     return found;
   }
 
-  /** A memory if `viewer` may see it (NOT_FOUND otherwise: invisible and absent look the same). */
-  async getVisible(viewer: Viewer, id: string): Promise<MemoryRecord> {
-    return findVisible(this.store, 'memories', viewer, id, `memories/${id}`, toRecord);
+  /**
+   * A memory if `viewer` may see it at `now` ({@link memoryVisibleTo}; NOT_FOUND otherwise:
+   * invisible and absent look the same).
+   */
+  async getVisible(viewer: Viewer, id: string, now = Date.now()): Promise<MemoryRecord> {
+    const row = await run(this.store, (db) =>
+      db
+        .selectFrom('memories')
+        .selectAll()
+        .where(memoryVisibleTo(viewer, now))
+        .where('id', '=', id)
+        .executeTakeFirst(),
+    );
+    if (row === undefined) throw errors.notFound(`memories/${id}`);
+    return toRecord(row);
   }
 
-  /** Memories visible to `viewer`, newest first (id descending: ids sort by creation time). */
+  /**
+   * The memories of `ids` that `viewer` may see at `now` ({@link memoryVisibleTo}), in one query
+   * per 500 ids; invisible and absent ids are simply missing from the map.
+   */
+  async getManyVisible(
+    viewer: Viewer,
+    ids: readonly string[],
+    now = Date.now(),
+  ): Promise<Map<string, MemoryRecord>> {
+    const found = new Map<string, MemoryRecord>();
+    for (const batch of batches([...new Set(ids)], PURGE_BATCH)) {
+      const rows = await run(this.store, (db) =>
+        db
+          .selectFrom('memories')
+          .selectAll()
+          .where(memoryVisibleTo(viewer, now))
+          .where('id', 'in', batch)
+          .execute(),
+      );
+      for (const row of rows) found.set(row.id, toRecord(row));
+    }
+    return found;
+  }
+
+  /**
+   * Memories visible to `viewer` ({@link memoryVisibleTo} at `filter.now`, else now), newest first
+   * (id descending: ids sort by creation time).
+   */
   async list(viewer: Viewer, filter: MemoryFilter, page: PageRequest): Promise<Page<MemoryRecord>> {
     return keysetPage(this.store, page, {
       query: { viewer, filter },
-      rows: (db) => withFilter(db.selectFrom('memories').selectAll().where(visibleTo(viewer)), filter),
+      rows: (db) =>
+        withFilter(
+          db
+            .selectFrom('memories')
+            .selectAll()
+            .where(memoryVisibleTo(viewer, filter.now ?? Date.now())),
+          filter,
+        ),
       order: keysetOn('id', 'desc', String),
       toItem: toRecord,
     });

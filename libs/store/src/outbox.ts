@@ -4,7 +4,10 @@ import { supportsRowLocks } from './dialect.js';
 import type { OutboxRow } from './schema.js';
 import { inTransaction, run, type Executor } from './store-context.js';
 
-/** What changed, for the indexer. */
+/**
+ * What changed, for the indexer. SUBJECT: a forget's final purge; its aggregate id is the forget
+ * receipt, whose subject's points are all deleted.
+ */
 export type OutboxAggregate = 'MEMORY' | 'CHUNK' | 'ROUND' | 'DOCUMENT' | 'SESSION' | 'SUBJECT';
 /** UPSERT: re-read the row from the source of truth and (re)index it. DELETE: remove its points. */
 export type OutboxOperation = 'UPSERT' | 'DELETE';

@@ -11,9 +11,14 @@ export interface Viewer {
   readonly orgIds: readonly string[];
   /** Holds the `platform` role. */
   readonly platform: boolean;
+  /**
+   * Reviews the tenant's quarantined memories (the `admin` role): sees every QUARANTINED memory
+   * of the tenant, whatever its owner and scope ({@link memoryVisibleTo} in memories.ts).
+   */
+  readonly reviewer?: boolean;
 }
 
-/** The viewer of a verified principal (its `roles` decide `platform`). */
+/** The viewer of a verified principal (its `roles` decide `platform` and `reviewer`). */
 export function viewerOf(principal: {
   readonly tenantId: string;
   readonly subject: string;
@@ -25,6 +30,7 @@ export function viewerOf(principal: {
     subject: principal.subject,
     orgIds: principal.orgIds,
     platform: principal.roles.includes('platform'),
+    reviewer: principal.roles.includes('admin'),
   };
 }
 

@@ -1,11 +1,19 @@
 import { parseArgs } from 'node:util';
-import { ROLES, loadOrCreateLocalSecret, mintToken, runMain, type Role } from '@engram/runtime';
+import {
+  LOCAL_SERVICE_SECRET_FILE,
+  ROLES,
+  loadOrCreateLocalSecret,
+  mintToken,
+  runMain,
+  type Role,
+} from '@engram/runtime';
 import { loadConfig } from './config.js';
 
 const usage = `usage: npm run token -- [--user U] [--tenant T] [--org O]... [--role admin|platform|service]... [--ttl 1h]
 
 Prints a bearer token signed with the local secret (ENGRAM_JWT_SECRET when set, else
-<ENGRAM_DATA_DIR>/jwt-secret, created by npm start). For local use only.`;
+<ENGRAM_DATA_DIR>/jwt-secret, created by npm start); with --role service, with the service secret
+(ENGRAM_SERVICE_JWT_SECRET, else <ENGRAM_DATA_DIR>/service-jwt-secret). For local use only.`;
 
 runMain(async () => {
   const { values } = parseArgs({
@@ -26,10 +34,13 @@ runMain(async () => {
   if (roles.length !== values.role.length)
     throw new Error(`unknown role; expected one of ${ROLES.join(', ')}`);
   const config = loadConfig(process.env);
+  // The service role is granted by the service key only (decision 0024).
+  const service = roles.includes('service');
+  const configured = service ? config.ENGRAM_SERVICE_JWT_SECRET : config.ENGRAM_JWT_SECRET;
   const secret =
-    config.ENGRAM_JWT_SECRET !== undefined
-      ? new TextEncoder().encode(config.ENGRAM_JWT_SECRET)
-      : loadOrCreateLocalSecret(config.ENGRAM_DATA_DIR);
+    configured !== undefined
+      ? new TextEncoder().encode(configured)
+      : loadOrCreateLocalSecret(config.ENGRAM_DATA_DIR, service ? LOCAL_SERVICE_SECRET_FILE : undefined);
   const token = await mintToken(
     { subject: values.user, tenantId: values.tenant, orgIds: values.org, roles },
     { algorithm: 'HS256', secret },

@@ -4,6 +4,7 @@ import { governanceModule, openGovernanceResources } from '@engram/governance';
 import { ingestionModule, openIngestionResources } from '@engram/ingestion';
 import { openRetrievalResources, retrievalModule } from '@engram/retrieval';
 import {
+  LOCAL_SERVICE_SECRET_FILE,
   createLogger,
   loadOrCreateLocalSecret,
   moduleContext,
@@ -63,6 +64,8 @@ export async function createAllInOneServer(
       ];
     },
     fallbackSecret: () => loadOrCreateLocalSecret(config.ENGRAM_DATA_DIR),
+    // The service key is never the user-facing one, configured or not (decision 0024).
+    fallbackServiceSecret: () => loadOrCreateLocalSecret(config.ENGRAM_DATA_DIR, LOCAL_SERVICE_SECRET_FILE),
     onShutdown: async () => {
       await context.close();
       await ingestion.close();

@@ -25,7 +25,7 @@ import {
   type ScriptedOpenAI,
   type ScriptedReply,
 } from '../../../libs/llm/test/scripted-openai.js';
-import { callerOf, failure, newSecret, startServer, tempDir } from './harness.js';
+import { callerOf, failure, newSecret, serviceSecretOf, startServer, tempDir } from './harness.js';
 
 const secret = newSecret();
 let model: ScriptedOpenAI;
@@ -62,6 +62,7 @@ beforeAll(async () => {
     loadConfig({
       ENGRAM_PORT: '0',
       ENGRAM_JWT_SECRET: secret,
+      ENGRAM_SERVICE_JWT_SECRET: serviceSecretOf(secret),
       ENGRAM_DATA_DIR: dataDir,
       ENGRAM_LOG_LEVEL: 'silent',
       ENGRAM_INGESTION_URL: all.server.url,
@@ -408,6 +409,7 @@ describe('a context service whose dependencies are down', () => {
       loadConfig({
         ENGRAM_PORT: '0',
         ENGRAM_JWT_SECRET: secret,
+        ENGRAM_SERVICE_JWT_SECRET: serviceSecretOf(secret),
         ENGRAM_DATA_DIR: dataDir,
         ENGRAM_LOG_LEVEL: 'silent',
         ENGRAM_INGESTION_URL: allUrl,

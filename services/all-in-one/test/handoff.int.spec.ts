@@ -9,7 +9,7 @@ import { createGovernanceServer, loadConfig as governanceConfig } from '@engram/
 import { createIngestionServer, loadConfig as ingestionConfig } from '@engram/ingestion';
 import type { EngramServer } from '@engram/runtime';
 import { freePorts } from '@engram/testing';
-import { migratedDataDir, newSecret, tokenFor } from './harness.js';
+import { migratedDataDir, newSecret, serviceSecretOf, tokenFor } from './harness.js';
 
 const secret = newSecret();
 let dataDir: string;
@@ -28,6 +28,7 @@ beforeAll(async () => {
     ingestionConfig({
       ENGRAM_PORT: '0',
       ENGRAM_JWT_SECRET: secret,
+      ENGRAM_SERVICE_JWT_SECRET: serviceSecretOf(secret),
       ENGRAM_DATA_DIR: dataDir,
       ENGRAM_LOG_LEVEL: 'silent',
       ENGRAM_GOVERNANCE_URL: `http://127.0.0.1:${governancePort}`,
@@ -87,6 +88,7 @@ describe('the MemCell hand-off between separate ingestion and governance process
       governanceConfig({
         ENGRAM_PORT: String(governancePort),
         ENGRAM_JWT_SECRET: secret,
+        ENGRAM_SERVICE_JWT_SECRET: serviceSecretOf(secret),
         ENGRAM_DATA_DIR: dataDir,
         ENGRAM_LOG_LEVEL: 'silent',
         ENGRAM_INGESTION_URL: ingestionServer.url,

@@ -114,9 +114,21 @@ export function newSecret(): string {
   return randomBytes(32).toString('hex');
 }
 
-/** A bearer token for `claims`, signed with the HS256 `secret` (the server's ENGRAM_JWT_SECRET). */
+/**
+ * The service secret of a test deployment whose user-facing secret is `secret` (the servers'
+ * ENGRAM_SERVICE_JWT_SECRET): distinct from it, as the server requires (decision 0024).
+ */
+export function serviceSecretOf(secret: string): string {
+  return `${secret}:service`;
+}
+
+/**
+ * A bearer token for `claims`, signed with the HS256 `secret` (the server's ENGRAM_JWT_SECRET),
+ * or, for `service`-role claims, with its service secret ({@link serviceSecretOf}).
+ */
 export function tokenFor(secret: string, claims: TokenClaims): Promise<string> {
-  return mintToken(claims, { algorithm: 'HS256', secret: new TextEncoder().encode(secret) });
+  const key = claims.roles?.includes('service') === true ? serviceSecretOf(secret) : secret;
+  return mintToken(claims, { algorithm: 'HS256', secret: new TextEncoder().encode(key) });
 }
 
 /** Connect call options carrying a bearer token for `claims`. */
@@ -208,6 +220,7 @@ export async function startServer(
     loadConfig({
       ENGRAM_PORT: '0',
       ENGRAM_JWT_SECRET: secret,
+      ENGRAM_SERVICE_JWT_SECRET: serviceSecretOf(secret),
       ENGRAM_DATA_DIR: dataDir,
       ENGRAM_LOG_LEVEL: 'silent',
       ...env,

@@ -9,7 +9,7 @@ import { createGovernanceServer, loadConfig as governanceConfig } from '@engram/
 import { createIngestionServer, loadConfig as ingestionConfig } from '@engram/ingestion';
 import type { EngramServer } from '@engram/runtime';
 import { freePorts } from '@engram/testing';
-import { authorized, migratedDataDir, newSecret, startServer } from './harness.js';
+import { authorized, migratedDataDir, newSecret, serviceSecretOf, startServer } from './harness.js';
 
 const secret = newSecret();
 const servers: EngramServer[] = [];
@@ -155,6 +155,7 @@ describe('tracing across separate services', () => {
         ENGRAM_PORT: '0',
         ENGRAM_INGESTION_URL: `http://127.0.0.1:${ingestionPort}`,
         ENGRAM_JWT_SECRET: secret,
+        ENGRAM_SERVICE_JWT_SECRET: serviceSecretOf(secret),
         ENGRAM_DATA_DIR: dataDir,
         ENGRAM_LOG_LEVEL: 'info',
         ENGRAM_METRICS_PORT: 'off',
@@ -166,6 +167,7 @@ describe('tracing across separate services', () => {
       ingestionConfig({
         ENGRAM_PORT: String(ingestionPort),
         ENGRAM_JWT_SECRET: secret,
+        ENGRAM_SERVICE_JWT_SECRET: serviceSecretOf(secret),
         ENGRAM_DATA_DIR: dataDir,
         ENGRAM_LOG_LEVEL: 'info',
         ENGRAM_METRICS_PORT: 'off',

@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@connectrpc/connect';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { ContextService } from '@engram/contracts/context';
 import { DecisionOutcome, type GovernanceService, MemoryType } from '@engram/contracts/governance';
 import { type IngestionService, MessageRole } from '@engram/contracts/ingestion';
 import { ConfigError } from '@engram/runtime';
@@ -14,13 +15,14 @@ const policyFile = join(dataDir, 'tenants.json');
 let stop: () => Promise<void>;
 let ingestion: Client<typeof IngestionService>;
 let governance: Client<typeof GovernanceService>;
+let context: Client<typeof ContextService>;
 
 beforeAll(async () => {
   writeFileSync(
     policyFile,
     JSON.stringify({ tenants: { lab: { redactSecrets: false, governance: { confidenceThreshold: 0.95 } } } }),
   );
-  ({ stop, ingestion, governance } = await startServer(secret, {
+  ({ stop, ingestion, governance, context } = await startServer(secret, {
     dataDir,
     env: { ENGRAM_TENANT_POLICY_FILE: policyFile },
   }));
@@ -46,6 +48,27 @@ describe('per-tenant settings (ENGRAM_TENANT_POLICY_FILE)', () => {
     };
     expect(await stored('lab')).toContain(key);
     expect(await stored('acme')).toContain('[redacted:api_key]');
+  });
+
+  it('applies the same setting to session names and to the session state context stores', async () => {
+    const key = `sk-proj-${randomBytes(24).toString('hex')}`;
+    const stored = async (tenantId: string) => {
+      const options = await as(tenantId);
+      const { session } = await ingestion.createSession(
+        { session: { displayName: `the key is ${key}` } },
+        options,
+      );
+      const { sessionState } = await context.updateSessionState(
+        {
+          sessionState: { name: `${session!.name}/state`, summary: `the key is ${key}` },
+          updateMask: { paths: ['summary'] },
+        },
+        options,
+      );
+      return [session!.displayName, sessionState!.summary];
+    };
+    expect(await stored('lab')).toEqual([`the key is ${key}`, `the key is ${key}`]);
+    expect(await stored('acme')).toEqual(['the key is [redacted:api_key]', 'the key is [redacted:api_key]']);
   });
 
   it("applies the tenant's confidence threshold to the hard rules", async () => {

@@ -415,5 +415,7 @@ function traceMessages(assembly: Assembly) {
     included: t.included,
     reason: TraceReasonEnum[t.reason],
     detail: t.detail,
+    injectionSuspected: (t.injectionPatterns?.length ?? 0) > 0,
+    injectionPatterns: [...(t.injectionPatterns ?? [])],
   }));
 }

@@ -1,4 +1,4 @@
-import { fromJson, type JsonValue, type MessageInitShape } from '@bufbuild/protobuf';
+import { fromJson, toJson, type JsonValue, type MessageInitShape } from '@bufbuild/protobuf';
 import {
   BuildContextResponseSchema,
   ChatAppendMode,
@@ -15,6 +15,7 @@ import { TOOL_NAME } from './build-context-api.js';
 import type { ContextSettings } from './config.js';
 import type { AssembledMessage } from './domain/types.js';
 import { checkPolicy, type CheckedPolicy } from './policy.js';
+import type { StoredText } from './stored-text.js';
 
 /** One event of the `Chat` stream. */
 export type ChatEvent = MessageInitShape<typeof ChatResponseSchema>;
@@ -177,6 +178,25 @@ export function doneEvent(recorded: RecordedChat, compactionStarted: boolean, re
         replayed,
       },
     },
+  };
+}
+
+/**
+ * A call as its replay record stores it: the reply, its tool arguments and every message of the
+ * assembly (system prompt, user message, turns, knowledge) through `stored`, like the messages
+ * ingestion stores. The token counts stay those of the call (what the model was given).
+ */
+export function storedChat(recorded: RecordedChat, stored: StoredText): RecordedChat {
+  const assembly = fromJson(BuildContextResponseSchema, recorded.context);
+  for (const message of assembly.messages) {
+    message.content = stored(message.content);
+    for (const call of message.toolCalls) call.argumentsJson = stored(call.argumentsJson);
+  }
+  return {
+    ...recorded,
+    context: toJson(BuildContextResponseSchema, assembly),
+    text: stored(recorded.text),
+    toolCalls: recorded.toolCalls.map((c) => ({ ...c, argumentsJson: stored(c.argumentsJson) })),
   };
 }
 

@@ -25,6 +25,7 @@ import {
   hasReply,
   replayEvents,
   requireChatModel,
+  storedChat,
   turnMessages,
   type ChatEvent,
   type CheckedChat,
@@ -36,6 +37,7 @@ import type { Compactions } from './compactions.js';
 import type { ContextDeps } from './deps.js';
 import { reasonOf } from './failures.js';
 import { readSession, readTail } from './session-access.js';
+import { storedTextOf } from './stored-text.js';
 
 type Impl = ServiceImpl<typeof ContextService>;
 
@@ -118,7 +120,11 @@ export class ChatHandlers implements Pick<Impl, 'chat'> {
       promptTokens: done.usage.promptTokens,
       completionTokens: done.usage.completionTokens,
     };
-    if (key !== undefined) await this.#record(key, body, recorded, session);
+    // The live stream relays what the model says; what is kept for replays is stored like messages.
+    if (key !== undefined) {
+      const stored = storedChat(recorded, storedTextOf(this.#deps.settings, principal.tenantId));
+      await this.#record(key, body, stored, session);
+    }
     const compactionStarted =
       (request.autoCompact ?? true) &&
       appended.any &&

@@ -21,6 +21,7 @@ import type { CompactionResult } from './domain/types.js';
 import { reasonOf } from './failures.js';
 import type { CheckedPolicy } from './policy.js';
 import { readMessagesAfter, readTail, repairMark, sendMark } from './session-access.js';
+import { storedCompaction, storedTextOf } from './stored-text.js';
 
 /** Governance's `Evidence.messages` limit. */
 const MAX_EVIDENCE = 100;
@@ -170,7 +171,7 @@ export class Compactions {
   async #fold(job: CompactionJob, state: SessionStateRecord, compacted: readonly Message[]): Promise<Folded> {
     const { session, call } = job;
     const unresolved = state.openLoops.filter((l) => l.resolved !== true);
-    const result = await job.compactor.compact(
+    const returned = await job.compactor.compact(
       { summary: state.summary, keyPoints: state.keyPoints, openLoops: unresolved },
       compacted.map(compactionMessage),
       {
@@ -180,6 +181,8 @@ export class Compactions {
         ...(call.signal !== undefined ? { signal: call.signal } : {}),
       },
     );
+    // What comes back (from a model, or sentences of the messages) is stored like messages are.
+    const result = storedCompaction(returned, storedTextOf(this.#deps.settings, job.principal.tenantId));
     const summary = clipSummary(result.summary);
     const through = Number(compacted[compacted.length - 1]?.sequence ?? 0);
     // (1) The SUMMARY memory, through governance with the caller's credential.

@@ -1,6 +1,15 @@
 import { z } from 'zod';
 import { llmEnvShape } from '@engram/llm';
-import { ConfigError, envInt, envString, parseEnv, serviceEnvSchema } from '@engram/runtime';
+import {
+  ConfigError,
+  envEnum,
+  envInt,
+  envString,
+  parseEnv,
+  redactSecretsOf,
+  serviceEnvSchema,
+  type TenantPolicies,
+} from '@engram/runtime';
 import { storeEnvShape } from '@engram/store';
 import { FILL_ORDER, type OptionalLayer } from './domain/types.js';
 
@@ -37,6 +46,11 @@ export const contextEnvShape = {
   ENGRAM_CHAT_ALLOWED_MODELS: envString(),
   /** `max_output_tokens` of a `Chat` call that sets neither it nor `reserved_output_tokens`. */
   ENGRAM_CHAT_MAX_OUTPUT_TOKENS: envInt(1_024, 1, 128_000),
+  /**
+   * Redact secrets in what context stores (session states, compaction results, Chat replays);
+   * the same variable and per-tenant override (`redactSecrets`) as ingestion's.
+   */
+  ENGRAM_REDACT_SECRETS: envEnum(['on', 'off'], 'on'),
 } as const;
 
 /** Where the standalone context process reaches the other services (the all-in-one calls in-process). */
@@ -67,6 +81,8 @@ export interface ContextSettings {
   /** Model names a Chat request may ask for (the configured model included). */
   readonly allowedChatModels: readonly string[];
   readonly chatMaxOutputTokens: number;
+  /** Redact secrets before a tenant's text is stored (the tenant's setting, else the server's). */
+  readonly redactSecrets: (tenantId: string) => boolean;
 }
 
 /** Parses the environment once, at start; a bad variable fails with its name. */
@@ -74,8 +90,14 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
   return parseEnv(schema, env);
 }
 
-/** The handlers' settings from a parsed configuration. */
-export function contextSettings(config: ContextDataConfig): ContextSettings {
+/**
+ * The handlers' settings from a parsed configuration and the tenants' policies
+ * (`ENGRAM_TENANT_POLICY_FILE`; none: every tenant has the server's settings).
+ */
+export function contextSettings(
+  config: ContextDataConfig,
+  tenants: TenantPolicies = { settings: () => ({}), tenantIds: [] },
+): ContextSettings {
   const allowed = new Set<string>();
   if (config.ENGRAM_LLM_MODEL !== undefined) allowed.add(config.ENGRAM_LLM_MODEL);
   for (const name of (config.ENGRAM_CHAT_ALLOWED_MODELS ?? '').split(',')) {
@@ -90,6 +112,7 @@ export function contextSettings(config: ContextDataConfig): ContextSettings {
     },
     allowedChatModels: [...allowed],
     chatMaxOutputTokens: config.ENGRAM_CHAT_MAX_OUTPUT_TOKENS,
+    redactSecrets: redactSecretsOf(tenants, config.ENGRAM_REDACT_SECRETS),
   };
 }
 

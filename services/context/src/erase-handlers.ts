@@ -2,7 +2,14 @@ import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import { ContextService } from '@engram/contracts/context';
 import { checkEraseRequest, methodKey } from '@engram/resources';
 import { requirePrincipal, requireRole } from '@engram/runtime';
-import { idempotent, inTransaction, previousResult, purgeRequestIds, requestKeyOf } from '@engram/store';
+import {
+  ForgetReceiptRepository,
+  idempotent,
+  inTransaction,
+  previousResult,
+  purgeRequestIds,
+  requestKeyOf,
+} from '@engram/store';
 import { chatMethodOf } from './chat-replays.js';
 import type { ContextDeps } from './deps.js';
 
@@ -30,19 +37,23 @@ function checkCancelled(ctx: HandlerContext): void {
 export class EraseHandlers implements Pick<Impl, 'eraseSubject'> {
   readonly #deps: Pick<ContextDeps, 'logger' | 'store'>;
   readonly #batchSize: number;
+  readonly #receipts: ForgetReceiptRepository;
 
   /** `batchSize`: session states per transaction. */
   constructor(deps: Pick<ContextDeps, 'logger' | 'store'>, batchSize = 200) {
     this.#deps = deps;
     this.#batchSize = batchSize;
+    this.#receipts = new ForgetReceiptRepository(deps.store);
   }
 
-  /** EraseSubject (`service` role). */
+  /** EraseSubject (`service` role, under a PENDING forget receipt for the subject). */
   readonly eraseSubject: Impl['eraseSubject'] = async (request, ctx) => {
     const principal = requirePrincipal(ctx.values);
     requireRole(principal, 'service');
-    const { cutoff } = checkEraseRequest(request);
+    const { receiptId, cutoff } = checkEraseRequest(request);
     const erasure: Erasure = { tenantId: principal.tenantId, subject: request.subject, cutoff };
+    // Service power alone does not name whom to erase: a live receipt of ForgetUser must.
+    await this.#receipts.requirePending(erasure.tenantId, receiptId, erasure.subject);
     const key = requestKeyOf(principal, methodKey(ContextService.method.eraseSubject), request.requestId);
     const body = { subject: erasure.subject, forgetReceipt: request.forgetReceipt, cutoff };
     const { store } = this.#deps;

@@ -1,12 +1,14 @@
 import { mkdirSync } from 'node:fs';
 import { LocalEmbedder, resolveModelRoot, type Embedder } from '@engram/embeddings';
 import { chatModelFromEnv, type ChatModel, type StreamingChatModel } from '@engram/llm';
-import type { Logger } from '@engram/runtime';
+import { loadTenantPolicies, type Logger } from '@engram/runtime';
 import { isMysqlTarget, openStore, storeTarget, type Store } from '@engram/store';
 import { contextSettings, type ContextDataConfig, type ContextSettings } from './config.js';
 
 /** What the context package reads of a configuration (its own process's, or the all-in-one's). */
 export type ContextResourcesConfig = ContextDataConfig & {
+  /** Per-tenant settings (`redactSecrets`), shared with ingestion and governance. */
+  readonly ENGRAM_TENANT_POLICY_FILE?: string | undefined;
   /** The local embedding model's directory, for offline compaction (default: the workspace's). */
   readonly ENGRAM_MODEL_DIR?: string | undefined;
 };
@@ -34,6 +36,8 @@ export function openContextResources(
   shared: { readonly embedder?: () => Embedder } = {},
   logger: Logger,
 ): ContextResources {
+  // Before the store opens: a bad policy file fails the start with nothing to close.
+  const tenants = loadTenantPolicies(config.ENGRAM_TENANT_POLICY_FILE);
   const target = storeTarget(config);
   if (!isMysqlTarget(target)) mkdirSync(config.ENGRAM_DATA_DIR, { recursive: true, mode: 0o700 });
   const store = openStore({ target });
@@ -44,7 +48,7 @@ export function openContextResources(
     (() => (own ??= new LocalEmbedder({ modelRoot: resolveModelRoot(config.ENGRAM_MODEL_DIR) })));
   return {
     store,
-    settings: contextSettings(config),
+    settings: contextSettings(config, tenants),
     ...(chatModel !== undefined ? { chatModel } : {}),
     embedder,
     close: async () => {

@@ -10,6 +10,7 @@ import { parseMessageName } from '@engram/resources';
 import { errors } from '@engram/runtime';
 import { newId, type KeyPoint, type OpenLoop, type SessionStateRecord } from '@engram/store';
 import type { TailStats } from './session-access.js';
+import { fitChars, type StoredText } from './stored-text.js';
 
 /** Limits of context.proto (`SessionState`, `KeyPoint`, `OpenLoop`). */
 export const STATE_LIMITS = {
@@ -80,6 +81,16 @@ export function checkSummary(summary: string): string {
     throw errors.fieldInvalid('session_state.summary', `at most ${STATE_LIMITS.summaryChars} characters`);
   }
   return summary;
+}
+
+/** A summary as stored: `stored` applied, within its limit (a client can send it back unchanged). */
+export function storedSummary(summary: string, stored: StoredText): string {
+  return fitChars(stored(summary), STATE_LIMITS.summaryChars);
+}
+
+/** Items as stored: `stored` applied to their text, within its limit. */
+export function storedItems(items: readonly ItemInput[], stored: StoredText): ItemInput[] {
+  return items.map((item) => ({ ...item, text: fitChars(stored(item.text), STATE_LIMITS.itemChars) }));
 }
 
 /** A client-written item, validated: its id ('' for a new one), text and source message ids. */

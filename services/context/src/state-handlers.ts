@@ -26,9 +26,12 @@ import {
   mergeItems,
   stateEtag,
   stateMessage,
+  storedItems,
+  storedSummary,
   UPDATABLE_PATHS,
   type ItemInput,
 } from './state-api.js';
+import { storedTextOf } from './stored-text.js';
 
 type Impl = ServiceImpl<typeof ContextService>;
 
@@ -70,13 +73,15 @@ export class SessionStateHandlers implements Pick<
     const call = forwardedCallOptions(ctx);
     // The session must be the caller's (NOT_FOUND otherwise) before anything else is looked at.
     await readSession(this.#deps.ingestion, sessionId, call);
+    // Stored (and answered) like message content: redacted under the tenant's setting.
+    const stored = storedTextOf(this.#deps.settings, principal.tenantId);
     const update: StateUpdate = {
-      summary: paths.includes('summary') ? checkSummary(input.summary) : undefined,
+      summary: paths.includes('summary') ? storedSummary(checkSummary(input.summary), stored) : undefined,
       keyPoints: paths.includes('key_points')
-        ? checkItems(input.keyPoints, 'key_points', sessionId)
+        ? storedItems(checkItems(input.keyPoints, 'key_points', sessionId), stored)
         : undefined,
       openLoops: paths.includes('open_loops')
-        ? checkItems(input.openLoops, 'open_loops', sessionId)
+        ? storedItems(checkItems(input.openLoops, 'open_loops', sessionId), stored)
         : undefined,
     };
     await this.#checkSourcesExist(

@@ -50,7 +50,15 @@ import {
   type Role,
   type ServiceModule,
 } from '@engram/runtime';
-import { SessionRepository, SessionStateRepository, inTransaction, newId, type Store } from '@engram/store';
+import {
+  ForgetReceiptRepository,
+  SessionRepository,
+  SessionStateRepository,
+  inTransaction,
+  newId,
+  type Store,
+} from '@engram/store';
+import { fakeAwsAccessKeyId, fakeOpenAiProjectKey } from '@engram/testing';
 import { replies, startScriptedOpenAI, type ScriptedOpenAI } from '../../../libs/llm/test/scripted-openai.js';
 import { dialects } from '../../../libs/store/test/harness.js';
 import { DEFAULT_LAYER_SHARES, type ContextSettings } from '../src/config.js';
@@ -58,14 +66,20 @@ import { contextModule } from '../src/module.js';
 import type { ContextResources } from '../src/resources.js';
 
 const secret = randomBytes(32);
+/** The service key (decision 0024): `service`-role tokens are signed and verified with it only. */
+const serviceSecret = randomBytes(32);
 const logger = createLogger({ service: 'test', level: 'silent' });
 const limits = { maxMessageBytes: 8 << 20, maxStreamMessages: 1000, maxTimeoutMs: 60_000 };
-const credentials = createServiceCredentials({ algorithm: 'HS256', secret }, { subject: 'engram-context' });
+const credentials = createServiceCredentials(
+  { algorithm: 'HS256', secret: serviceSecret },
+  { subject: 'engram-context' },
+);
 const settings: ContextSettings = {
   layerShares: DEFAULT_LAYER_SHARES,
   compaction: { thresholdTokens: 3_000, keepRecentTurns: 6, summaryMaxTokens: 800 },
   allowedChatModels: ['scripted-model'],
   chatMaxOutputTokens: 1_024,
+  redactSecrets: () => true,
 };
 
 let embedder: Embedder | undefined;
@@ -207,7 +221,12 @@ async function mounted(
     transport: () => peers.transport,
   };
   const module = contextModule(resources, context);
-  const authenticate = await createAuthenticator({ mode: 'hs256', secret, clockToleranceSec: 0 });
+  const authenticate = await createAuthenticator({
+    mode: 'hs256',
+    secret,
+    clockToleranceSec: 0,
+    serviceKey: { algorithm: 'HS256', secret: serviceSecret },
+  });
   const transport = createInProcessTransport(() => ({
     services: moduleRegistrations([module]),
     authenticate,
@@ -217,11 +236,26 @@ async function mounted(
   return { client: createClient(ContextService, transport), module };
 }
 
-const as = async (subject: string, roles?: Role[]) => ({
+const as = async (
+  subject: string,
+  roles?: Role[],
+  key = roles?.includes('service') ? serviceSecret : secret,
+) => ({
   headers: {
-    authorization: `Bearer ${await mintToken({ subject, tenantId: 't1', ...(roles !== undefined ? { roles } : {}) }, { algorithm: 'HS256', secret })}`,
+    authorization: `Bearer ${await mintToken({ subject, tenantId: 't1', ...(roles !== undefined ? { roles } : {}) }, { algorithm: 'HS256', secret: key })}`,
   },
 });
+
+/** A PENDING forget receipt for `subject` of tenant t1, as governance's ForgetUser records it. */
+function pendingReceipt(store: Store, subject: string, requestId: string) {
+  return new ForgetReceiptRepository(store).create(store.db, {
+    tenantId: 't1',
+    subject,
+    requestedBy: subject,
+    reason: '',
+    requestId,
+  });
+}
 
 async function failure(promise: Promise<unknown>): Promise<ConnectError> {
   try {
@@ -449,9 +483,10 @@ describe.each(dialects)('the context module on $name', (dialect) => {
     await write(c2, carol);
     await write(d1, await as('dave'));
     const governance = await as('engram-governance', ['service']);
+    const receipt = await pendingReceipt(store, 'carol', `forget-${c1}`);
     const request = {
       subject: 'carol',
-      forgetReceipt: `forgetReceipts/${newId()}`,
+      forgetReceipt: `forgetReceipts/${receipt.id}`,
       cutoffTime: timestampNow(),
       requestId: `erase-${c1}`,
     };
@@ -467,6 +502,57 @@ describe.each(dialects)('the context module on $name', (dialect) => {
       'forget_receipt must look like forgetReceipts/{forget_receipt}',
     ]);
     expect((await failure(client.eraseSubject(request, alice))).code).toBe(Code.PermissionDenied);
+  });
+
+  it('EraseSubject needs a live forget receipt for the tenant and subject (finding 5)', async () => {
+    const governance = await as('engram-governance', ['service']);
+    const d1 = await newSession(store, peers, 'dave', 1);
+    await client.updateSessionState(
+      { sessionState: { name: `sessions/${d1}/state`, summary: 's' }, updateMask: { paths: ['summary'] } },
+      await as('dave'),
+    );
+    const forCarol = await pendingReceipt(store, 'carol', `forget-carol-${d1}`);
+    const done = await pendingReceipt(store, 'dave', `forget-dave-${d1}`);
+    await new ForgetReceiptRepository(store).update(done, { state: 'COMPLETED', step: 'DONE' });
+    const erase = (forgetReceipt: string) =>
+      failure(
+        client.eraseSubject(
+          {
+            subject: 'dave',
+            forgetReceipt,
+            cutoffTime: timestampNow(),
+            requestId: `erase-${forgetReceipt.slice(-8)}`,
+          },
+          governance,
+        ),
+      );
+    // No such receipt, a receipt for another subject, a completed receipt.
+    for (const name of [
+      `forgetReceipts/${newId()}`,
+      `forgetReceipts/${forCarol.id}`,
+      `forgetReceipts/${done.id}`,
+    ]) {
+      const refused = await erase(name);
+      expect([refused.code, reasonOf(refused)]).toEqual([
+        Code.FailedPrecondition,
+        'FORGET_RECEIPT_NOT_PENDING',
+      ]);
+    }
+    expect((await new SessionStateRepository(store).get('t1', d1)).version).toBe(1);
+    // A user-key token claiming the service role is refused outright.
+    const forged = await as('engram-governance', ['service'], secret);
+    const refused = await failure(
+      client.eraseSubject(
+        {
+          subject: 'carol',
+          forgetReceipt: `forgetReceipts/${forCarol.id}`,
+          cutoffTime: timestampNow(),
+          requestId: 'erase-forged',
+        },
+        forged,
+      ),
+    );
+    expect([refused.code, reasonOf(refused)]).toEqual([Code.Unauthenticated, 'TOKEN_SERVICE_KEY_REQUIRED']);
   });
 
   describe('with a chat model', () => {
@@ -549,6 +635,155 @@ describe.each(dialects)('the context module on $name', (dialect) => {
       const state = await states.get('t1', id);
       expect(state.compactedThroughSequence).toBeGreaterThan(0);
       expect(state.summary).toBe('The team runs billing on PostgreSQL 16 in Frankfurt.');
+    });
+  });
+
+  describe('secrets in what context stores', () => {
+    const openAi = fakeOpenAiProjectKey(21);
+    const aws = fakeAwsAccessKeyId(22);
+    const urlWithPassword = 'https://deploy:Hunter2-Blue-Sky@git.example.com/ops';
+    const planted = [openAi, aws, 'Hunter2-Blue-Sky'];
+    let model: ScriptedOpenAI;
+    let chatting: Client<typeof ContextService>;
+
+    /** Every planted secret is absent from `values`. */
+    const expectClean = (values: readonly string[]) => {
+      for (const value of values) for (const p of planted) expect(value).not.toContain(p);
+    };
+    const json = (value: unknown) =>
+      JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? String(v) : v));
+    const stateRow = (id: string) =>
+      store.db
+        .selectFrom('session_states')
+        .select(['summary', 'key_points_json', 'open_loops_json'])
+        .where('session_id', '=', id)
+        .executeTakeFirstOrThrow();
+
+    beforeAll(async () => {
+      model = await startScriptedOpenAI((request) =>
+        request.body.stream === true
+          ? { content: `Use ${openAi} for the deploy, and AWS key ${aws}.` }
+          : {
+              content: JSON.stringify({
+                summary: `Billing moves to PostgreSQL 16; the deploy key is ${openAi}.`,
+                key_points: [{ text: `The AWS key is ${aws}.`, source_message_ids: [] }],
+                open_loops: [{ text: `Rotate the mirror ${urlWithPassword}`, source_message_ids: [] }],
+                resolved_open_loop_ids: [],
+              }),
+            },
+      );
+      const chatModel = new OpenAIChatModel({
+        baseURL: model.baseURL,
+        apiKey: 'test-key',
+        model: 'scripted-model',
+        initialBackoffMs: 1,
+      });
+      ({ client: chatting } = await mounted(store, peers, chatModel));
+    });
+    afterAll(async () => {
+      await model.close();
+    });
+
+    it('UpdateSessionState stores and answers the summary, key points and open loops redacted', async () => {
+      const id = await newSession(store, peers, 'alice', 1);
+      const name = `sessions/${id}/state`;
+      const alice = await as('alice');
+      const { sessionState } = await chatting.updateSessionState(
+        {
+          sessionState: {
+            name,
+            summary: `Deploys use ${openAi} from now on.`,
+            keyPoints: [{ text: `AWS key ${aws} is for billing` }],
+            openLoops: [{ text: `Move the mirror ${urlWithPassword}` }],
+          },
+          updateMask: { paths: ['summary', 'key_points', 'open_loops'] },
+        },
+        alice,
+      );
+      expect([
+        sessionState?.summary,
+        sessionState?.keyPoints.map((k) => k.text),
+        sessionState?.openLoops.map((l) => l.text),
+      ]).toEqual([
+        'Deploys use [redacted:api_key] from now on.',
+        ['AWS key [redacted:api_key] is for billing'],
+        ['Move the mirror https://deploy:[redacted:password]@git.example.com/ops'],
+      ]);
+      const read = await chatting.getSessionState({ name }, alice);
+      const row = await stateRow(id);
+      expectClean([
+        row.summary,
+        row.key_points_json,
+        row.open_loops_json,
+        json([read.sessionState?.summary, read.sessionState?.keyPoints, read.sessionState?.openLoops]),
+      ]);
+      expect(row.summary).toBe('Deploys use [redacted:api_key] from now on.');
+    });
+
+    it('a MODEL compaction stores the state and the summary memory the model returns redacted', async () => {
+      const id = await newSession(store, peers, 'alice', 8, 100);
+      const memoriesBefore = peers.createdMemories.length;
+      const response = await chatting.compactSession(
+        {
+          session: `sessions/${id}`,
+          policy: { mode: CompactionMode.MODEL, thresholdTokens: 200, keepRecentTurns: 2 },
+        },
+        await as('alice'),
+      );
+      expect(response.outcome).toBe(CompactionOutcome.COMPACTED);
+      const row = await stateRow(id);
+      expectClean([
+        row.summary,
+        row.key_points_json,
+        row.open_loops_json,
+        ...peers.createdMemories.slice(memoriesBefore),
+        json([response.sessionState?.summary, response.sessionState?.keyPoints]),
+      ]);
+      expect(row.summary).toBe('Billing moves to PostgreSQL 16; the deploy key is [redacted:api_key].');
+      expect(response.sessionState?.keyPoints.map((k) => k.text)).toEqual([
+        'The AWS key is [redacted:api_key].',
+      ]);
+    });
+
+    it('the Chat replay record holds the reply, the user message and the system prompt redacted', async () => {
+      const id = await newSession(store, peers, 'alice', 2);
+      const alice = await as('alice');
+      const request = {
+        session: `sessions/${id}`,
+        systemPrompt: `You deploy with ${aws}.`,
+        userMessage: `Is ${openAi} still valid?`,
+        budget: { totalTokens: 4_000 },
+        includeContextMessages: true,
+        autoCompact: false,
+        requestId: `chat-secrets-${id}`,
+      };
+      const drain = async () => {
+        const events: ChatResponse['event'][] = [];
+        for await (const response of chatting.chat(request, alice)) events.push(response.event);
+        return events;
+      };
+      await drain();
+      const rows = await store.db
+        .selectFrom('request_ids')
+        .select(['result_json'])
+        .where('request_id', '=', request.requestId)
+        .execute();
+      expect(rows).toHaveLength(1);
+      const recorded = rows[0]?.result_json ?? '';
+      expectClean([recorded]);
+      expect(recorded).toContain('Use [redacted:api_key] for the deploy, and AWS key [redacted:api_key].');
+      expect(recorded).toContain('Is [redacted:api_key] still valid?');
+      expect(recorded).toContain('You deploy with [redacted:api_key].');
+
+      const replayed = await drain();
+      expectClean([json(replayed)]);
+      const context = replayed[0];
+      if (context?.case !== 'context') throw new Error('no context event');
+      expect(context.value.replayed).toBe(true);
+      expect(context.value.assembly?.messages.at(-1)?.content).toBe('Is [redacted:api_key] still valid?');
+      const done = replayed.at(-1);
+      if (done?.case !== 'done') throw new Error('no done event');
+      expect(done.value.text).toBe('Use [redacted:api_key] for the deploy, and AWS key [redacted:api_key].');
     });
   });
 });

@@ -17,18 +17,15 @@ import {
   checkRequestId,
   idempotent,
   requestKeyOf,
+  viewerOf,
   type ExtractionJobRecord,
   type MemoryRecord,
 } from '@engram/store';
+import { privileged, untilCancelled, type GovernanceDeps, type GovernanceImpl } from './deps.js';
 import type { ExtractorName } from './domain/candidate.js';
 import { ingestionFailure, jobResult, type JobCaller } from './extraction.js';
-import {
-  privileged,
-  untilCancelled,
-  type GovernanceDeps,
-  type GovernanceImpl,
-} from './deps.js';
 import { extractionJobFilterOf, jobMessage } from './jobs-api.js';
+import { auditReviewReads } from './lifecycle.js';
 import { requestedExtractors } from './memory-api.js';
 
 /** The MemCell an ExtractMemories call names, as ingestion shows it to the caller. */
@@ -76,17 +73,24 @@ export class ExtractionJobHandlers implements Pick<
     const done = this.#deps.runner.run(job, caller);
     if (request.returnImmediately) {
       done.catch(() => undefined);
-      return { extractionJob: jobMessage(job, new Map()) };
+      return { extractionJob: jobMessage(job, new Map(), true, job.ownerId === principal.subject) };
     }
     const ended = await untilCancelled(done, ctx);
-    return { extractionJob: jobMessage(ended, await this.#decisionMemories(principal.tenantId, [ended])) };
+    return {
+      extractionJob: this.#fullView(principal, ended, await this.#decisionMemories(principal, [ended])),
+    };
   };
 
-  /** GetExtractionJob: a job the caller may see, with its decisions' memories as they are now. */
+  /**
+   * GetExtractionJob: a job the caller may see, with its decisions' memories as they are now, as
+   * far as the caller may see them (decision 0027).
+   */
   readonly getExtractionJob: GovernanceImpl['getExtractionJob'] = async (request, ctx) => {
     const principal = requirePrincipal(ctx.values);
     const job = await this.#visibleJob(principal, parseExtractionJobName(request.name));
-    return { extractionJob: jobMessage(job, await this.#decisionMemories(principal.tenantId, [job])) };
+    const found = await this.#decisionMemories(principal, [job]);
+    auditReviewReads(this.#deps.logger, principal, 'GetExtractionJob', found.values());
+    return { extractionJob: this.#fullView(principal, job, found) };
   };
 
   /** ListExtractionJobs: the jobs the caller may see, through the request's filters. */
@@ -100,10 +104,13 @@ export class ExtractionJobHandlers implements Pick<
     );
     const full = request.view === ExtractionJobView.FULL;
     const found = full
-      ? await this.#decisionMemories(principal.tenantId, page.items)
+      ? await this.#decisionMemories(principal, page.items)
       : new Map<string, MemoryRecord>();
+    auditReviewReads(this.#deps.logger, principal, 'ListExtractionJobs', found.values());
     return {
-      extractionJobs: page.items.map((j) => jobMessage(j, found, full)),
+      extractionJobs: page.items.map((j) =>
+        full ? this.#fullView(principal, j, found) : jobMessage(j, found, false),
+      ),
       nextPageToken: page.nextPageToken,
     };
   };
@@ -149,10 +156,12 @@ export class ExtractionJobHandlers implements Pick<
         if (!request.dryRun) {
           const running = await this.#jobs.findRunning(principal.tenantId, memCellId, trx);
           if (running !== undefined && !jobResult(running).dryRun) {
-            // A job left RUNNING by a governance process that stopped (e.g. killed mid-extraction)
-            // is taken over when the hand-off (a `service` caller) asks again: it runs here, and
-            // its rules dedupe whatever the stopped process had already written.
-            if (principal.roles.includes('service') && !this.#deps.runner.isRunning(running.id)) {
+            // A job left RUNNING by a governance process that stopped (e.g. killed mid-extraction:
+            // its lease lapsed) is taken over when the hand-off (a `service` caller) asks again:
+            // it runs here as a new attempt, and only the attempt that holds the job may end it
+            // (decision 0027). A job still running elsewhere is a STATE_CONFLICT; the hand-off
+            // retries later.
+            if (principal.roles.includes('service') && this.#deps.runner.mayTakeOver(running)) {
               this.#deps.logger.info(
                 { extractionJob: running.id },
                 'taking over an extraction job left running',
@@ -196,21 +205,26 @@ export class ExtractionJobHandlers implements Pick<
     return job;
   }
 
-  /** The memories the decisions of `list` name, as they are now. */
+  /**
+   * The FULL view of a job for `principal`: candidates (the MemCell's text as extracted) only for
+   * the job's owner; decisions with the memories `found` holds (those the caller may see).
+   */
+  #fullView(principal: Principal, job: ExtractionJobRecord, found: ReadonlyMap<string, MemoryRecord>) {
+    return jobMessage(job, found, true, job.ownerId === principal.subject);
+  }
+
+  /**
+   * The memories the decisions of `list` name, as they are now, that `principal` may see: the
+   * one visibility rule of every read path (`memoryVisibleTo`), so an administrator or a service
+   * sees neither another user's SELF memories nor non-ACTIVE ORG ones, only the review queue.
+   */
   async #decisionMemories(
-    tenantId: string,
+    principal: Principal,
     list: readonly ExtractionJobRecord[],
   ): Promise<Map<string, MemoryRecord>> {
-    const ids = new Set(
-      list.flatMap((j) =>
-        (jobResult(j).decisions ?? []).flatMap((d) => (d.memoryId === undefined ? [] : [d.memoryId])),
-      ),
+    const ids = list.flatMap((j) =>
+      (jobResult(j).decisions ?? []).flatMap((d) => (d.memoryId === undefined ? [] : [d.memoryId])),
     );
-    const found = new Map<string, MemoryRecord>();
-    for (const id of ids) {
-      const memory = await this.#memories.get(tenantId, id);
-      if (memory !== undefined) found.set(id, memory);
-    }
-    return found;
+    return ids.length === 0 ? new Map() : this.#memories.getManyVisible(viewerOf(principal), ids);
   }
 }

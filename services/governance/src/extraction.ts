@@ -3,7 +3,7 @@ import { timestampMs } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError, type Client } from '@connectrpc/connect';
 import { MessageRole, type IngestionService } from '@engram/contracts/ingestion';
 import type { Logger } from '@engram/runtime';
-import { dependencyFailure, errors, isEngramError } from '@engram/runtime';
+import { dependencyFailure, describeError, errors, isEngramError } from '@engram/runtime';
 import {
   ExtractionJobRepository,
   MemoryRepository,
@@ -96,7 +96,17 @@ export interface ExtractionDeps {
   readonly runExtractor: RunExtractor;
   /** Whether extractors call a model (recorded per job; `''` for the offline extractors). */
   readonly model: string;
+  /** How long a RUNNING job's attempt holds it without renewing (default {@link EXTRACTION_LEASE_MS}). */
+  readonly leaseMs?: number;
 }
+
+/**
+ * How long the attempt that runs a job holds it without renewing its lease (`updated_at`, renewed
+ * every third of it while the job runs): a RUNNING job is taken over by another process only
+ * once its lease has lapsed, i.e. its runner stopped (decision 0027). Safety does not depend on
+ * it: every transition is a compare-and-set on the attempt, so a lapsed but live attempt loses.
+ */
+export const EXTRACTION_LEASE_MS = 10_000;
 
 /** Most messages read from one MemCell (the message cap of a MemCell is far lower by default). */
 const MAX_CELL_MESSAGES = 2_000;
@@ -346,20 +356,32 @@ export class ExtractionRunner {
     this.#memories = new MemoryRepository(deps.store);
   }
 
-  /** Runs the job unless it has ended or is already running here; resolves with it when it ends. */
+  /**
+   * Runs the job unless it has ended, is already running here, or is RUNNING elsewhere under a
+   * live lease (then it resolves with the job as read); resolves with it when it ends.
+   */
   run(job: ExtractionJobRecord, caller: JobCaller): Promise<ExtractionJobRecord> {
     if (job.state === 'SUCCEEDED' || job.state === 'FAILED') return Promise.resolve(job);
     let running = this.#running.get(job.id);
     if (running === undefined) {
+      if (!this.mayTakeOver(job)) return Promise.resolve(job);
       running = this.#execute(job, caller).finally(() => this.#running.delete(job.id));
       this.#running.set(job.id, running);
     }
     return running;
   }
 
-  /** Whether this process is running the job now. */
-  isRunning(jobId: string): boolean {
-    return this.#running.has(jobId);
+  /**
+   * Whether this process may start the unfinished job: it does not run it already, and the job is
+   * PENDING or RUNNING under a lapsed lease (its runner stopped).
+   */
+  mayTakeOver(job: ExtractionJobRecord, now = Date.now()): boolean {
+    if (this.#running.has(job.id)) return false;
+    return job.state === 'PENDING' || job.updatedAt <= now - this.#leaseMs;
+  }
+
+  get #leaseMs(): number {
+    return this.deps.leaseMs ?? EXTRACTION_LEASE_MS;
   }
 
   async stop(): Promise<void> {
@@ -371,17 +393,28 @@ export class ExtractionRunner {
     const { tenantId } = job;
     const meta = jobResult(job);
     const startedAt = Date.now();
-    const started = await inTransaction(this.deps.store, (trx) =>
-      this.#jobs.update(trx, tenantId, job.id, {
-        state: 'RUNNING',
-        attempts: job.attempts + 1,
-        result: { ...meta, startedAt } as unknown as JsonValue,
-      }),
-    );
+    // Compare-and-set on what was read: of two replicas starting (or taking over) the job, one
+    // attempt wins; the other answers with the job as it is (decision 0027).
+    let started: ExtractionJobRecord;
+    try {
+      started = await inTransaction(this.deps.store, (trx) =>
+        this.#jobs.update(trx, tenantId, job.id, {
+          state: 'RUNNING',
+          attempts: job.attempts + 1,
+          result: { ...meta, startedAt } as unknown as JsonValue,
+          expectedState: job.state,
+          expectedAttempts: job.attempts,
+        }),
+      );
+    } catch (error) {
+      if (!lostRace(error)) throw error;
+      return this.#current(job, 'extraction job started or ended by another attempt');
+    }
     const log = this.deps.logger.child({
       extractionJob: `extractionJobs/${job.id}`,
       attempt: started.attempts,
     });
+    const lease = this.#renewLease(started, log);
     try {
       const memCellName = `sessions/${meta.sessionId}/memCells/${job.memCellId}`;
       const { input, languageCode } = await readMemCell(
@@ -422,7 +455,7 @@ export class ExtractionRunner {
           first?.message ?? 'every extractor failed',
         );
       }
-      const finished = await this.#succeed(job, caller, {
+      const finished = await this.#succeed(started, caller, {
         result: { ...meta, startedAt, runs: storedRuns },
         candidates,
         languageCode,
@@ -436,8 +469,30 @@ export class ExtractionRunner {
       const reason = isEngramError(error) ? error.reason : 'INTERNAL';
       const message = error instanceof Error ? error.message : String(error);
       log.warn({ reason }, 'extraction job failed');
-      return this.#fail(started, { ...meta, startedAt }, reason, message);
+      return await this.#fail(started, { ...meta, startedAt }, reason, message);
+    } finally {
+      clearInterval(lease);
     }
+  }
+
+  /** Renews the attempt's lease every third of it while it runs (a lost renewal is only logged). */
+  #renewLease(started: ExtractionJobRecord, log: Logger): NodeJS.Timeout {
+    const timer = setInterval(
+      () => {
+        this.#jobs.touch(started.tenantId, started.id, started.attempts).then(
+          (held) => {
+            if (!held) clearInterval(timer);
+          },
+          (error: unknown) => {
+            log.warn({ err: describeError(error) }, 'extraction lease not renewed');
+          },
+        );
+      },
+      Math.max(100, Math.floor(this.#leaseMs / 3)),
+    );
+    // A lease timer never holds the process open.
+    timer.unref();
+    return timer;
   }
 
   /** Runs one extractor; a failure is the run's (FAILED, with its reason), not the job's. */
@@ -510,19 +565,42 @@ export class ExtractionRunner {
           decisions,
         } as unknown as JsonValue,
         usage: usage as unknown as JsonValue,
+        // Only the attempt that holds the job ends it: a lost attempt's memories roll back.
         expectedState: 'RUNNING',
+        expectedAttempts: job.attempts,
       });
     });
   }
 
+  /**
+   * Records the attempt `job` (as started) FAILED, if it still holds the job: an attempt taken
+   * over by a later one, or a job another attempt ended, is left as it is.
+   */
   async #fail(job: ExtractionJobRecord, result: JobResult, reason: string, message: string) {
-    return inTransaction(this.deps.store, (trx) =>
-      this.#jobs.update(trx, job.tenantId, job.id, {
-        state: 'FAILED',
-        result: result as unknown as JsonValue,
-        error: { reason, message: message.slice(0, 1000) },
-      }),
+    try {
+      return await inTransaction(this.deps.store, (trx) =>
+        this.#jobs.update(trx, job.tenantId, job.id, {
+          state: 'FAILED',
+          result: result as unknown as JsonValue,
+          error: { reason, message: message.slice(0, 1000) },
+          expectedState: 'RUNNING',
+          expectedAttempts: job.attempts,
+        }),
+      );
+    } catch (error) {
+      if (!lostRace(error)) throw error;
+      return this.#current(job, 'extraction attempt superseded; its outcome is not recorded');
+    }
+  }
+
+  /** The job as it is now, when this attempt lost it to another (logged, nothing written). */
+  async #current(job: ExtractionJobRecord, message: string): Promise<ExtractionJobRecord> {
+    const now = await this.#jobs.get(job.tenantId, job.id);
+    this.deps.logger.info(
+      { extractionJob: `extractionJobs/${job.id}`, attempt: job.attempts, state: now?.state },
+      message,
     );
+    return now ?? job;
   }
 
   /** Extractors that already succeeded on the job's MemCell in an earlier non-dry-run job. */
@@ -537,6 +615,11 @@ export class ExtractionRunner {
     }
     return done;
   }
+}
+
+/** The job's compare-and-set failed: another attempt holds or ended it. */
+function lostRace(error: unknown): boolean {
+  return isEngramError(error) && error.reason === 'ETAG_MISMATCH';
 }
 
 function sumUsage(runs: readonly StoredRun[]): TokenUsage | Record<string, never> {

@@ -16,8 +16,8 @@ import {
   type ForgetCountsRecord,
   type ForgetReceiptRecord,
 } from '@engram/store';
-import { RECEIPT_STATE_NAMES, checkForgetUserRequest, receiptMessage } from './forget-api.js';
 import { isAdmin, type GovernanceDeps, type GovernanceImpl } from './deps.js';
+import { RECEIPT_STATE_NAMES, checkForgetUserRequest, receiptMessage } from './forget-api.js';
 import { enumNames } from './memory-api.js';
 
 const FORGET_USER = methodKey(GovernanceService.method.forgetUser);

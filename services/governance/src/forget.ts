@@ -19,6 +19,7 @@ import {
   forgetReceiptName,
   inTransaction,
   type ForgetCountsRecord,
+  type ForgetIndexProgress,
   type ForgetReceiptRecord,
   type Store,
 } from '@engram/store';
@@ -93,7 +94,10 @@ export function forgetBackoffMs(
  * 3. SWEEP: extractions of the subject's erased conversations that started after the cutoff
  *    (they raced the erasure) are erased with their memories;
  * 4. INDEX: waits until retrieval's indexer has processed every outbox row the erasure wrote
- *    (tagged with the receipt), then COMPLETED with `vector_points` = the point deletions.
+ *    (tagged with the receipt) and every other row of the tenant up to the mark (an indexer may
+ *    hold an UPSERT it planned before the erasure and write its point after the DELETE);
+ * 5. PURGE: enqueues a SUBJECT row (the indexer deletes every point whose owner is the subject)
+ *    and waits for it, then COMPLETED with `vector_points` = the point deletions (decision 0030).
  *
  * Calls carry the request id `forget-{receipt}`, so a retried call after a lost answer returns the
  * first answer. Every failure is retried with exponential backoff (2 s · 2^(n−1), capped at 5 min)
@@ -262,35 +266,66 @@ export class ForgetWorker {
           r,
           r.outboxToId ?? (await this.#receipts.outboxMark()),
         );
-        const counts = { ...r.counts, vectorPoints: progress.pointDeletionsDone };
-        if (progress.pending === 0) {
-          return this.#receipts.update(r, {
-            state: 'COMPLETED',
-            step: 'DONE',
-            counts: { ...counts, vectorPoints: progress.pointDeletions },
-            attempts: 0,
-            lastError: null,
-            nextAttemptAt: null,
-            completedAt: now,
-          });
-        }
-        const waited = await this.#receipts.update(r, {
-          counts,
-          nextAttemptAt: now + this.settings.indexPollMs,
-          lastError:
-            progress.parked > 0
-              ? {
-                  reason: 'DEPENDENCY_UNAVAILABLE',
-                  message: `INDEX: ${progress.parked} point deletions are parked in the outbox after repeated failures of the indexer; they complete once requeued`,
-                }
-              : null,
+        if (progress.pending > 0 || progress.unsettled > 0) return this.#waitForIndexer(r, progress, now);
+        // Every row that could still write one of the subject's points is done: purge the rest.
+        return inTransaction(this.deps.store, async (trx) =>
+          this.#receipts.update(
+            r,
+            {
+              step: 'PURGE',
+              counts: { ...r.counts, vectorPoints: progress.pointDeletions },
+              outboxToId: await this.#receipts.enqueueSubjectPurge(trx, r, now),
+              attempts: 0,
+              lastError: null,
+              nextAttemptAt: lease,
+            },
+            now,
+            trx,
+          ),
+        );
+      }
+      case 'PURGE': {
+        const progress = await this.#receipts.indexProgress(
+          r,
+          r.outboxToId ?? (await this.#receipts.outboxMark()),
+        );
+        if (progress.pending > 0) return this.#waitForIndexer(r, progress, now);
+        return this.#receipts.update(r, {
+          state: 'COMPLETED',
+          step: 'DONE',
+          counts: { ...r.counts, vectorPoints: progress.pointDeletions },
+          attempts: 0,
+          lastError: null,
+          nextAttemptAt: null,
+          completedAt: now,
         });
-        // Not a failure: come back when the indexer has had time (the worker's timer does).
-        return waited === undefined ? undefined : r;
       }
       case 'DONE':
         return this.#receipts.update(r, { state: 'COMPLETED', nextAttemptAt: null, completedAt: now });
     }
+  }
+
+  /**
+   * Records how far the indexer is and comes back after `indexPollMs` (not a failure: the worker's
+   * timer does). Returns the same record, or undefined when another worker changed it meanwhile.
+   */
+  async #waitForIndexer(
+    r: ForgetReceiptRecord,
+    progress: ForgetIndexProgress,
+    now: number,
+  ): Promise<ForgetReceiptRecord | undefined> {
+    const waited = await this.#receipts.update(r, {
+      counts: { ...r.counts, vectorPoints: progress.pointDeletionsDone },
+      nextAttemptAt: now + this.settings.indexPollMs,
+      lastError:
+        progress.parked > 0
+          ? {
+              reason: 'DEPENDENCY_UNAVAILABLE',
+              message: `${r.step}: ${progress.parked} point deletions are parked in the outbox after repeated failures of the indexer; they complete once requeued`,
+            }
+          : null,
+    });
+    return waited === undefined ? undefined : r;
   }
 
   async #callOptions(tenantId: string, signal: AbortSignal) {

@@ -88,13 +88,15 @@ export function decisionMessage(
 
 /**
  * A stored job as the API's `ExtractionJob`. `memories` resolves the ids of the decisions'
- * memories (re-read, so the job shows them as they are now); `full` false leaves out candidates
- * and decisions (the BASIC view).
+ * memories (re-read, so the job shows them as they are now; ids it lacks are shown without their
+ * memory); `full` false leaves out candidates and decisions (the BASIC view); `candidates` false
+ * leaves out the candidates only (the FULL view of a caller who does not own the job).
  */
 export function jobMessage(
   job: ExtractionJobRecord,
   memories: ReadonlyMap<string, MemoryRecord>,
   full = true,
+  candidates = full,
 ): MessageInitShape<typeof ExtractionJobSchema> {
   const meta = jobResult(job);
   const decisions = meta.decisions ?? [];
@@ -131,7 +133,9 @@ export function jobMessage(
     languageCode: job.languageCode,
     ...(full
       ? {
-          candidates: (meta.candidates ?? []).map((c) => candidateMessage(c, meta.sessionId)),
+          candidates: candidates
+            ? (meta.candidates ?? []).map((c) => candidateMessage(c, meta.sessionId))
+            : [],
           decisions: decisions.map((d) =>
             decisionMessage(d, d.memoryId === undefined ? undefined : memories.get(d.memoryId)),
           ),

@@ -5,7 +5,7 @@
  * refused, or committed with their revision and outbox row by `MemoryRepository`, the same way.
  */
 import type { Memory } from '@engram/contracts/governance';
-import { errors, type EngramError, type Principal } from '@engram/runtime';
+import { errors, type EngramError, type Logger, type Principal } from '@engram/runtime';
 import {
   etagMismatch,
   type Executor,
@@ -158,6 +158,37 @@ export function ownerPrincipal(m: MemoryRecord): RulePrincipal {
     orgIds: m.scope === 'ORG' ? [m.orgId] : [],
     roles: m.scope === 'PLATFORM' ? ['platform'] : [],
   };
+}
+
+/**
+ * The memories of `read` that `principal` saw only as a reviewer (QUARANTINED, of another
+ * owner): the reads the audit records (decision 0027).
+ */
+export function reviewReads(principal: Principal, read: Iterable<MemoryRecord>): string[] {
+  if (!principal.roles.includes('admin')) return [];
+  return [...read]
+    .filter((m) => m.status === 'QUARANTINED' && m.ownerId !== principal.subject)
+    .map((m) => `memories/${m.id}`);
+}
+
+/**
+ * Audits a read of other owners' quarantined memories under the reviewer rule: one `review_read`
+ * line per call naming the reviewer, the method and the memories (names only, never content).
+ * A line, not a revision: revisions are versions of the memory (unique per version), and a read
+ * that bumped the version would break its owner's etag (decision 0027).
+ */
+export function auditReviewReads(
+  logger: Logger,
+  principal: Principal,
+  method: string,
+  read: Iterable<MemoryRecord>,
+): void {
+  const names = reviewReads(principal, read);
+  if (names.length === 0) return;
+  logger.info(
+    { audit: 'review_read', tenant: principal.tenantId, actor: principal.subject, method, memories: names },
+    'reviewer read quarantined memories',
+  );
 }
 
 /** Who a caller is in a revision: a service, or a user. */

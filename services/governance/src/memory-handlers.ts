@@ -17,13 +17,13 @@ import {
   type Executor,
   type MemoryRecord,
 } from '@engram/store';
+import { privileged, type GovernanceDeps, type GovernanceImpl } from './deps.js';
 import type { Candidate } from './domain/candidate.js';
 import { judge } from './domain/rules/engine.js';
 import type { Judgement } from './domain/rules/types.js';
 import { commitJudgements, storeLookups } from './extraction.js';
-import { privileged, type GovernanceDeps, type GovernanceImpl } from './deps.js';
 import { decisionMessage } from './jobs-api.js';
-import { actorOf, evergreenRefusal, refusal, unsavedRecord } from './lifecycle.js';
+import { actorOf, auditReviewReads, evergreenRefusal, refusal, unsavedRecord } from './lifecycle.js';
 import {
   candidateFromMemory,
   candidateFromMessage,
@@ -177,10 +177,11 @@ export class MemoryHandlers implements Pick<
     return { decisions };
   };
 
-  /** GetMemory: a memory the caller may see. */
+  /** GetMemory: a memory the caller may see (decision 0027; a reviewer's read is audited). */
   readonly getMemory: GovernanceImpl['getMemory'] = async (request, ctx) => {
     const principal = requirePrincipal(ctx.values);
     const memory = await this.#memories.getVisible(viewerOf(principal), parseMemoryName(request.name));
+    auditReviewReads(this.#deps.logger, principal, 'GetMemory', [memory]);
     return { memory: memoryMessage(memory) };
   };
 
@@ -192,6 +193,7 @@ export class MemoryHandlers implements Pick<
       pageSize: pageSize(request.pageSize, DEFAULT_PAGE_LIMITS),
       pageToken: request.pageToken,
     });
+    auditReviewReads(this.#deps.logger, principal, 'ListMemories', page.items);
     return { memories: page.items.map(memoryMessage), nextPageToken: page.nextPageToken };
   };
 

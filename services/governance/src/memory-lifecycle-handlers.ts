@@ -11,12 +11,12 @@ import {
   type RevisionAction,
   type RevisionInput,
 } from '@engram/store';
+import { requireAdmin, type GovernanceDeps, type GovernanceImpl } from './deps.js';
 import type { Candidate } from './domain/candidate.js';
 import { judge } from './domain/rules/engine.js';
 import type { GovernancePolicy } from './domain/rules/policy.js';
 import type { Judgement, RulePrincipal } from './domain/rules/types.js';
 import { markSuperseded } from './extraction.js';
-import { requireAdmin, type GovernanceDeps, type GovernanceImpl } from './deps.js';
 import { decisionMessage } from './jobs-api.js';
 import {
   APPROVE_RULES,

@@ -129,8 +129,9 @@ describe.each(dialects)('the forget worker on $name', (dialect) => {
   /** Stands in for retrieval's indexer: marks the tenant's outbox rows processed. */
   const indexTenant = async (tenantId: string) => {
     const outbox = new OutboxRepository(store);
-    const leased = await outbox.lease(1_000, 60_000);
-    await outbox.complete(leased.filter((e) => e.tenantId === tenantId).map((e) => e.id));
+    const leased = (await outbox.lease(1_000, 60_000)).filter((e) => e.tenantId === tenantId);
+    await outbox.complete(leased.map((e) => e.id));
+    return leased;
   };
 
   it('retries a failing step with backoff, shows the failure, waits for the indexer, then completes', async () => {
@@ -182,7 +183,26 @@ describe.each(dialects)('the forget worker on $name', (dialect) => {
       await new Promise((resolve) => setTimeout(resolve, 100));
       expect((await receipts.get('w1', receipt.id))?.state).toBe('PENDING');
 
-      await indexTenant('w1');
+      const leased = await indexTenant('w1');
+      // Then a subject-wide purge of the index, after everything else; still PENDING until the
+      // indexer has applied it.
+      await until(
+        () => receipts.get('w1', receipt.id),
+        (r) => r?.step === 'PURGE',
+        'the purge step',
+      );
+      expect(leased.some((e) => e.aggregate === 'SUBJECT')).toBe(false);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect((await receipts.get('w1', receipt.id))?.state).toBe('PENDING');
+      const purge = await indexTenant('w1');
+      expect(purge).toEqual([
+        expect.objectContaining({
+          aggregate: 'SUBJECT',
+          aggregateId: receipt.id,
+          operation: 'DELETE',
+          payload: forgetPayload(receipt.id),
+        }),
+      ]);
       const done = await until(
         () => receipts.get('w1', receipt.id),
         (r) => r?.state === 'COMPLETED',
@@ -253,6 +273,12 @@ describe.each(dialects)('the forget worker on $name', (dialect) => {
         () => receipts.get('w2', receipt.id),
         (r) => r?.step === 'INDEX',
         'the resumed erasure',
+      );
+      await indexTenant('w2');
+      await until(
+        () => receipts.get('w2', receipt.id),
+        (r) => r?.step === 'PURGE',
+        'the purge step',
       );
       await indexTenant('w2');
       const done = await until(

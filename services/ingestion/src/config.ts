@@ -32,6 +32,14 @@ export const ingestionEnvShape = {
   ENGRAM_BOUNDARY_MESSAGE_CAP: envInt(50, 2, 1_000),
   /** Extraction attempts per MemCell before it becomes FAILED. */
   ENGRAM_EXTRACTION_MAX_ATTEMPTS: envInt(5, 1, 100),
+  /** Document ingestions (IngestDocument, StreamIngestDocument) one principal may run at once; 0: no limit. */
+  ENGRAM_INGEST_DOCUMENT_CONCURRENCY: envInt(2, 0, 1_000),
+  /** Document ingestions one principal may start per minute (burst: ten seconds' worth); 0: no limit. */
+  ENGRAM_INGEST_DOCUMENT_RATE_PER_MIN: envInt(600, 0, 1_000_000),
+  /** AppendMessages calls one principal may have in flight at once; 0: no limit. */
+  ENGRAM_INGEST_APPEND_CONCURRENCY: envInt(8, 0, 1_000),
+  /** AppendMessages calls one principal may start per minute (burst: ten seconds' worth); 0: no limit. */
+  ENGRAM_INGEST_APPEND_RATE_PER_MIN: envInt(1_200, 0, 1_000_000),
 } as const;
 
 /** Where the standalone ingestion process reaches governance (the all-in-one calls it in-process). */

@@ -1,4 +1,4 @@
-import type { Logger } from '@engram/runtime';
+import type { AdmissionLimits, Logger } from '@engram/runtime';
 import type { Store } from '@engram/store';
 import type { BoundaryRules } from './domain/boundaries.js';
 import type { ExtractionHandOff } from './handoff.js';
@@ -16,6 +16,8 @@ export interface IngestionSettings {
   readonly boundaries: BoundaryRules;
   /** Extraction attempts per MemCell before it becomes FAILED. */
   readonly maxExtractionAttempts: number;
+  /** Per-principal limits of document ingestions and of AppendMessages (decision 0026). */
+  readonly admission: { readonly documents: AdmissionLimits; readonly appends: AdmissionLimits };
 }
 
 /** What the handler classes are built from (assembled by `ingestionModule`). */

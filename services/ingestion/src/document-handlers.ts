@@ -7,6 +7,7 @@ import {
   IngestPhase,
   IngestionService,
   type IngestDocumentHeader,
+  type IngestDocumentRequest,
   type StreamIngestDocumentRequest,
   type StreamIngestDocumentResponseSchema,
 } from '@engram/contracts/ingestion';
@@ -18,7 +19,7 @@ import {
   parseDocumentName,
   DEFAULT_PAGE_LIMITS,
 } from '@engram/resources';
-import { errors, requirePrincipal, type Principal } from '@engram/runtime';
+import { PrincipalAdmission, errors, requirePrincipal, type Principal } from '@engram/runtime';
 import {
   idempotent,
   inTransaction,
@@ -148,11 +149,16 @@ export class DocumentHandlers implements Pick<
   readonly #store: Store;
   readonly #maxDocumentBytes: number;
   readonly #ingestion: DocumentIngestion;
+  /** Per-principal limits shared by both ingestion methods. */
+  readonly #admission: PrincipalAdmission;
 
   constructor(deps: IngestionDeps) {
     this.#store = deps.store;
     this.#maxDocumentBytes = deps.settings.maxDocumentBytes;
     this.#ingestion = new DocumentIngestion(deps.store, deps.settings);
+    this.#admission = new PrincipalAdmission(deps.settings.admission.documents, {
+      name: 'document ingestion',
+    });
   }
 
   get #documents() {
@@ -162,6 +168,15 @@ export class DocumentHandlers implements Pick<
   /** IngestDocument: the whole document in one request, committed in one transaction. */
   readonly ingestDocument: Impl['ingestDocument'] = async (request, ctx) => {
     const principal = requirePrincipal(ctx.values);
+    const ticket = this.#admission.admit(principal, IngestionService.method.ingestDocument.name);
+    try {
+      return await this.#ingestOne(principal, request, ctx);
+    } finally {
+      ticket.release();
+    }
+  };
+
+  async #ingestOne(principal: Principal, request: IngestDocumentRequest, ctx: HandlerContext) {
     const ingestion = this.#ingestion;
     const plan = ingestion.plan(principal, request);
     if (request.content.byteLength === 0) throw errors.fieldRequired('content');
@@ -171,7 +186,7 @@ export class DocumentHandlers implements Pick<
         this.#maxDocumentBytes,
       );
     }
-    const prepared = ingestion.prepare(principal.tenantId, plan, request.content);
+    const prepared = await ingestion.prepare(principal.tenantId, plan, request.content);
     const { result } = await idempotent(
       this.#store,
       ingestion.requestKey(principal, plan, IngestionService.method.ingestDocument),
@@ -192,11 +207,25 @@ export class DocumentHandlers implements Pick<
       },
     );
     return ingestion.response(principal, plan, { ...result, resumed: false }, ctx);
-  };
+  }
 
   /** StreamIngestDocument: up to 64 MiB in parts, with progress (RECEIVING, CHUNKING, WRITING, INDEXING). */
   readonly streamIngestDocument: Impl['streamIngestDocument'] = (requests, ctx) =>
-    this.#streamIngest(requests, ctx);
+    this.#streamAdmitted(requests, ctx);
+
+  /** The stream holds its admission from the first message to its end (or cancellation). */
+  async *#streamAdmitted(
+    requests: AsyncIterable<StreamIngestDocumentRequest>,
+    ctx: HandlerContext,
+  ): AsyncGenerator<StreamEvent> {
+    const principal = requirePrincipal(ctx.values);
+    const ticket = this.#admission.admit(principal, IngestionService.method.streamIngestDocument.name);
+    try {
+      yield* this.#streamIngest(requests, ctx);
+    } finally {
+      ticket.release();
+    }
+  }
 
   async *#streamIngest(
     requests: AsyncIterable<StreamIngestDocumentRequest>,
@@ -226,7 +255,15 @@ export class DocumentHandlers implements Pick<
     }
 
     yield progress(IngestPhase.CHUNKING, { bytesReceived: received });
-    const prepared = await ingestion.prepareLarge(principal.tenantId, plan, content);
+    const steps = ingestion.prepareInSteps(principal.tenantId, plan, content);
+    let step = await steps.next();
+    for (; step.done !== true; step = await steps.next()) {
+      yield progress(IngestPhase.CHUNKING, {
+        bytesReceived: received,
+        chunksPlanned: step.value.chunksPlanned,
+      });
+    }
+    const prepared = step.value;
     const document = await inTransaction(this.#store, async (trx) => {
       const existing = await this.#documents.findByContentHash(
         trx,
@@ -341,7 +378,10 @@ export class DocumentHandlers implements Pick<
         ...(request.mimeTypes.length > 0 ? { mimeTypes: request.mimeTypes.map((m) => m.toLowerCase()) } : {}),
         ...(request.orgId === '' ? {} : { orgId: request.orgId }),
         ...(request.ownedByCaller ? { ownerId: principal.subject } : {}),
-        ...(request.sourceUri === '' ? {} : { sourceUri: request.sourceUri }),
+        // Compared with what is stored: the URI as ingestion cleans it.
+        ...(request.sourceUri === ''
+          ? {}
+          : { sourceUri: this.#ingestion.storedText(principal.tenantId).sourceUri(request.sourceUri) }),
         ...(request.contentHash === '' ? {} : { contentHash: request.contentHash }),
         ...created,
       },

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { setImmediate as turn } from 'node:timers/promises';
 import type { DescMethod, MessageInitShape } from '@bufbuild/protobuf';
 import type { Duration } from '@bufbuild/protobuf/wkt';
 import type { HandlerContext } from '@connectrpc/connect';
@@ -30,6 +31,7 @@ import {
   type MediaType,
 } from './domain/normalize.js';
 import { countTokens } from './domain/token-count.js';
+import { StoredText } from './stored-text.js';
 import { waitDeadline, waitMsOf } from './time.js';
 
 /** How long `wait_for_index` waits by default and at most, ms. */
@@ -74,6 +76,18 @@ export interface StoredResult {
 }
 
 export type IngestResponse = MessageInitShape<typeof IngestDocumentResponseSchema>;
+
+/** How far {@link DocumentIngestion.prepareInSteps} has got. */
+export interface PreparationStep {
+  readonly chunksPlanned: number;
+  /** Chunks whose tokens are counted. */
+  readonly chunksCounted: number;
+}
+
+/** Longest run of token counting between two turns of the event loop, ms. */
+const SLICE_MS = 10;
+/** Steps while counting tokens, at most this often, ms. */
+const STEP_PROGRESS_MS = 250;
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -132,27 +146,47 @@ export class DocumentIngestion {
   }
 
   /** The normalized, redacted text, its hash, and its chunks with token counts. */
-  prepare(tenantId: string, plan: IngestPlan, content: Uint8Array): PreparedContent {
-    const text = this.#text(tenantId, plan, content);
-    const pieces = this.#chunks(plan, text).map((piece) => ({
-      ...piece,
-      tokenCount: countTokens(piece.text),
-    }));
-    return { text, hash: contentHash(text), pieces };
+  async prepare(tenantId: string, plan: IngestPlan, content: Uint8Array): Promise<PreparedContent> {
+    const steps = this.prepareInSteps(tenantId, plan, content);
+    for (let step = await steps.next(); ; step = await steps.next()) {
+      if (step.done === true) return step.value;
+    }
   }
 
   /**
-   * The same for a streamed document (up to 64 MiB): token counting yields to the event loop
-   * between batches, so a large document does not stall the other calls of the process.
+   * The same in steps (decision 0026): the event loop gets a turn before and after decoding and
+   * normalization, redaction, chunking, and every {@link SLICE_MS} of token counting, so a large
+   * document does not stall the other calls of the process. Yields the planned chunk count once
+   * the text is chunked and then at most every {@link STEP_PROGRESS_MS} while counting tokens.
    */
-  async prepareLarge(tenantId: string, plan: IngestPlan, content: Uint8Array): Promise<PreparedContent> {
-    const text = this.#text(tenantId, plan, content);
+  async *prepareInSteps(
+    tenantId: string,
+    plan: IngestPlan,
+    content: Uint8Array,
+  ): AsyncGenerator<PreparationStep, PreparedContent> {
+    await turn();
+    const normalized = normalizeContent(content, plan.mediaType);
+    await turn();
+    const text = this.#settings.redactSecrets(tenantId) ? redact(normalized).text : normalized;
+    await turn();
+    const hash = contentHash(text);
+    const chunks = this.#chunks(plan, text);
+    await turn();
+    yield { chunksPlanned: chunks.length, chunksCounted: 0 };
     const pieces: (ChunkPiece & { tokenCount: number })[] = [];
-    for (const [i, piece] of this.#chunks(plan, text).entries()) {
+    let slice = performance.now();
+    let reported = slice;
+    for (const piece of chunks) {
       pieces.push({ ...piece, tokenCount: countTokens(piece.text) });
-      if (i % 500 === 499) await new Promise((resolve) => setImmediate(resolve));
+      if (performance.now() - slice < SLICE_MS) continue;
+      await turn();
+      slice = performance.now();
+      if (slice - reported >= STEP_PROGRESS_MS) {
+        reported = slice;
+        yield { chunksPlanned: chunks.length, chunksCounted: pieces.length };
+      }
     }
-    return { text, hash: contentHash(text), pieces };
+    return { text, hash, pieces };
   }
 
   /** The request-id key of an ingestion call (`IngestionService.method.ingestDocument`, …). */
@@ -189,18 +223,21 @@ export class DocumentIngestion {
     sizeBytes: number,
     state: 'READY' | 'INGESTING',
   ): NewDocument {
+    const text = this.storedText(principal.tenantId);
+    const sourceUri = text.sourceUri(plan.input.sourceUri);
     return {
       tenantId: principal.tenantId,
       ownerId: principal.subject,
       orgId: plan.orgId,
       scope: plan.scope,
+      // The default name comes from what is stored: the cleaned URI, the redacted text.
       displayName:
         plan.input.displayName === ''
-          ? defaultDisplayName(plan.input.sourceUri, prepared.text)
-          : plan.input.displayName,
+          ? defaultDisplayName(sourceUri, prepared.text)
+          : text.displayName(plan.input.displayName),
       mimeType: plan.mediaType,
-      sourceUri: plan.input.sourceUri,
-      metadata: { ...plan.input.metadata },
+      sourceUri,
+      metadata: text.metadata(plan.input.metadata),
       contentHash: prepared.hash,
       sizeBytes,
       charCount: codePoints(prepared.text),
@@ -242,9 +279,9 @@ export class DocumentIngestion {
     };
   }
 
-  #text(tenantId: string, plan: IngestPlan, content: Uint8Array): string {
-    const text = normalizeContent(content, plan.mediaType);
-    return this.#settings.redactSecrets(tenantId) ? redact(text).text : text;
+  /** How the free-text fields beside a tenant's content are stored (display name, metadata, URI). */
+  storedText(tenantId: string): StoredText {
+    return new StoredText(this.#settings.redactSecrets(tenantId));
   }
 
   #chunks(plan: IngestPlan, text: string): ChunkPiece[] {

@@ -4,6 +4,7 @@ import { checkEraseRequest, methodKey } from '@engram/resources';
 import { isEngramError, requirePrincipal, requireRole, type Logger } from '@engram/runtime';
 import {
   DocumentRepository,
+  ForgetReceiptRepository,
   SessionRepository,
   forgetPayload,
   idempotent,
@@ -78,17 +79,20 @@ async function inBatches(ctx: HandlerContext, batch: () => Promise<boolean>): Pr
  * DELETE rows tagged with the receipt (the indexer removes the chunk and round points; governance
  * counts them). A running ingestion of a deleted document fails with NOT_FOUND at its next write;
  * a MemCell not yet handed off is simply gone. The request ids the subject used with ingestion
- * are forgotten too: their results name erased resources.
+ * are forgotten too: their results name erased resources. Only under a PENDING forget receipt of
+ * the tenant for that subject (FAILED_PRECONDITION `FORGET_RECEIPT_NOT_PENDING` otherwise).
  */
 export class EraseHandlers implements Pick<Impl, 'eraseSubject'> {
   readonly #deps: EraseDeps;
   readonly #documents: DocumentRepository;
   readonly #sessions: SessionRepository;
+  readonly #receipts: ForgetReceiptRepository;
 
   constructor(deps: EraseDeps) {
     this.#deps = deps;
     this.#documents = new DocumentRepository(deps.store);
     this.#sessions = new SessionRepository(deps.store);
+    this.#receipts = new ForgetReceiptRepository(deps.store);
   }
 
   readonly eraseSubject: Impl['eraseSubject'] = async (request, ctx) => {
@@ -98,6 +102,8 @@ export class EraseHandlers implements Pick<Impl, 'eraseSubject'> {
     const { receiptId, cutoff } = checkEraseRequest(request);
     const { tenantId } = principal;
     const subject = request.subject;
+    // Service power alone does not name whom to erase: a live receipt of ForgetUser must.
+    await this.#receipts.requirePending(tenantId, receiptId, subject);
     const key = requestKeyOf(principal, methodKey(IngestionService.method.eraseSubject), request.requestId);
     const body = { subject, forgetReceipt: request.forgetReceipt, cutoff };
     if (key !== undefined) {

@@ -2,7 +2,14 @@ import { timestampMs } from '@bufbuild/protobuf/wkt';
 import type { ServiceImpl } from '@connectrpc/connect';
 import { IngestionService, type AppendMessagesRequest } from '@engram/contracts/ingestion';
 import { methodKey, pageSize, parseMessageName, parseSessionName } from '@engram/resources';
-import { errors, isEngramError, requirePrincipal, requireRole, type Principal } from '@engram/runtime';
+import {
+  PrincipalAdmission,
+  errors,
+  isEngramError,
+  requirePrincipal,
+  requireRole,
+  type Principal,
+} from '@engram/runtime';
 import {
   checkRequestId,
   idempotent,
@@ -75,10 +82,12 @@ export class MessageHandlers implements Pick<
 > {
   readonly #deps: IngestionDeps;
   readonly #sessions: SessionAccess;
+  readonly #admission: PrincipalAdmission;
 
   constructor(deps: IngestionDeps) {
     this.#deps = deps;
     this.#sessions = new SessionAccess(deps);
+    this.#admission = new PrincipalAdmission(deps.settings.admission.appends, { name: 'AppendMessages' });
   }
 
   /**
@@ -87,6 +96,15 @@ export class MessageHandlers implements Pick<
    */
   readonly appendMessages: Impl['appendMessages'] = async (request, ctx) => {
     const principal = requirePrincipal(ctx.values);
+    const ticket = this.#admission.admit(principal, IngestionService.method.appendMessages.name);
+    try {
+      return await this.#appendAdmitted(principal, request);
+    } finally {
+      ticket.release();
+    }
+  };
+
+  async #appendAdmitted(principal: Principal, request: AppendMessagesRequest) {
     const id = parseSessionName(request.parent, 'parent');
     checkRequestId(request.requestId);
     const now = Date.now();
@@ -124,7 +142,7 @@ export class MessageHandlers implements Pick<
       closedMemCells: written.cells.map(memCellMessage),
       session: await this.#sessions.view(session),
     };
-  };
+  }
 
   /**
    * The append's transaction, retried while it loses the race for the session row (with no

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { LocalEmbedder, resolveModelRoot, type Embedder } from '@engram/embeddings';
 import { chatModelFromEnv } from '@engram/llm';
-import { loadTenantPolicies, type Logger } from '@engram/runtime';
+import { loadTenantPolicies, redactSecretsOf, type Logger } from '@engram/runtime';
 import { isMysqlTarget, openStore, storeTarget, type Store } from '@engram/store';
 import type { IngestionDataConfig } from './config.js';
 import type { IngestionSettings } from './deps.js';
@@ -54,14 +54,23 @@ export function openIngestionResources(
       chunkSize: config.ENGRAM_CHUNK_SIZE ?? DEFAULT_CHUNK_SIZE,
       overlap: DEFAULT_OVERLAP,
       // The tenant's setting (ENGRAM_TENANT_POLICY_FILE), else the server's.
-      redactSecrets: (tenantId) =>
-        tenants.settings(tenantId).redactSecrets ?? config.ENGRAM_REDACT_SECRETS === 'on',
+      redactSecrets: redactSecretsOf(tenants, config.ENGRAM_REDACT_SECRETS),
       boundaries: {
         timeGapMs: config.ENGRAM_BOUNDARY_GAP_MINUTES * 60_000,
         tokenCap: config.ENGRAM_BOUNDARY_TOKEN_CAP,
         messageCap: config.ENGRAM_BOUNDARY_MESSAGE_CAP,
       },
       maxExtractionAttempts: config.ENGRAM_EXTRACTION_MAX_ATTEMPTS,
+      admission: {
+        documents: {
+          maxConcurrent: config.ENGRAM_INGEST_DOCUMENT_CONCURRENCY,
+          ratePerMinute: config.ENGRAM_INGEST_DOCUMENT_RATE_PER_MIN,
+        },
+        appends: {
+          maxConcurrent: config.ENGRAM_INGEST_APPEND_CONCURRENCY,
+          ratePerMinute: config.ENGRAM_INGEST_APPEND_RATE_PER_MIN,
+        },
+      },
     },
     async close() {
       await store.close();

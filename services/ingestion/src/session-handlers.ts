@@ -20,22 +20,24 @@ import {
   parseEtag,
   storedSessionStatuses,
 } from './sessions-api.js';
+import { StoredText } from './stored-text.js';
 import { createTimeFilter } from './time.js';
 
 type Impl = ServiceImpl<typeof IngestionService>;
 
 const UPDATABLE = new Set(['display_name', 'language_code', 'time_zone', 'metadata', 'status']);
 
-/** The fields of an UpdateSession mask as a patch of the stored session. */
+/** The fields of an UpdateSession mask as a patch of the stored session (free text as stored). */
 function sessionPatch(
   input: Session,
   mask: ReadonlySet<string>,
+  text: StoredText,
 ): { -readonly [K in keyof SessionPatch]: SessionPatch[K] } {
   const patch: { -readonly [K in keyof SessionPatch]: SessionPatch[K] } = {};
-  if (mask.has('display_name')) patch.displayName = input.displayName;
+  if (mask.has('display_name')) patch.displayName = text.displayName(input.displayName);
   if (mask.has('language_code')) patch.languageCode = input.languageCode;
   if (mask.has('time_zone')) patch.timeZone = input.timeZone === '' ? 'UTC' : input.timeZone;
-  if (mask.has('metadata')) patch.metadata = { ...input.metadata };
+  if (mask.has('metadata')) patch.metadata = text.metadata(input.metadata);
   if (mask.has('status')) patch.status = input.status === SessionStatus.CLOSED ? 'CLOSED' : 'ACTIVE';
   return patch;
 }
@@ -47,10 +49,12 @@ export class SessionHandlers implements Pick<
 > {
   readonly #store: Store;
   readonly #sessions: SessionAccess;
+  readonly #redactSecrets: (tenantId: string) => boolean;
 
   constructor(deps: IngestionDeps) {
     this.#store = deps.store;
     this.#sessions = new SessionAccess(deps);
+    this.#redactSecrets = deps.settings.redactSecrets;
   }
 
   readonly createSession: Impl['createSession'] = async (request, ctx) => {
@@ -64,6 +68,7 @@ export class SessionHandlers implements Pick<
         throw errors.fieldInvalid('session.status', 'a new session is ACTIVE');
       }
     }
+    const text = new StoredText(this.#redactSecrets(principal.tenantId));
     let created: { sessionId: string };
     try {
       ({ result: created } = await idempotent(
@@ -74,11 +79,11 @@ export class SessionHandlers implements Pick<
           const session = await this.#sessions.repository.createSession(trx, {
             tenantId: principal.tenantId,
             ownerId: principal.subject,
-            displayName: input?.displayName ?? '',
+            displayName: text.displayName(input?.displayName ?? ''),
             externalId: input?.externalId ?? '',
             languageCode: input?.languageCode ?? '',
             timeZone: input?.timeZone === undefined || input.timeZone === '' ? 'UTC' : input.timeZone,
-            metadata: { ...input?.metadata },
+            metadata: text.metadata(input?.metadata ?? {}),
           });
           return { sessionId: session.id };
         },
@@ -151,7 +156,7 @@ export class SessionHandlers implements Pick<
       throw errors.fieldInvalid('session.status', 'SESSION_STATUS_UNSPECIFIED is not a status');
     }
     const expected = parseEtag(request.etag);
-    const patch = sessionPatch(input, mask);
+    const patch = sessionPatch(input, mask, new StoredText(this.#redactSecrets(principal.tenantId)));
     const sessions = this.#sessions;
     const { session, closed } = await inTransaction(this.#store, async (trx) => {
       const before = await sessions.owned(principal, id, trx);

@@ -12,7 +12,7 @@ import {
   type Session,
   type SessionSchema,
 } from '@engram/contracts/ingestion';
-import { redact } from '@engram/redaction';
+import { redact, redactMetadata } from '@engram/redaction';
 import { errors } from '@engram/runtime';
 import type {
   BoundaryReason as StoredBoundaryReason,
@@ -203,7 +203,9 @@ export function prepareMessages(
       previousAt = occurredAt;
     }
     const content = clean(m.content);
-    const metadata = Object.fromEntries(Object.entries(m.metadata).map(([k, v]) => [k, clean(v)]));
+    // Each entry is read as `key: value`, so `{"password": "x"}` loses `x` (issue 18).
+    const metadata = options.redactSecrets ? redactMetadata(m.metadata) : { ...m.metadata };
+    redactions += Object.values(metadata).filter((v, j) => v !== Object.values(m.metadata)[j]).length;
     const tokenCount =
       countTokens(content) +
       toolCalls.reduce((n, c) => n + countTokens(c.name) + countTokens(c.argumentsJson), 0);

@@ -4,6 +4,7 @@
  * scripted governance.
  */
 import { randomBytes } from 'node:crypto';
+import { timestampNow } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError, createClient, createRouterTransport, type Client } from '@connectrpc/connect';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ExtractionJobState, GovernanceService } from '@engram/contracts/governance';
@@ -21,7 +22,15 @@ import {
   scopedMetrics,
   type ModuleContext,
 } from '@engram/runtime';
-import { SessionRepository, inTransaction, openStore, type Store } from '@engram/store';
+import {
+  ForgetReceiptRepository,
+  SessionRepository,
+  inTransaction,
+  newId,
+  openStore,
+  type Store,
+} from '@engram/store';
+import { fakeAwsAccessKeyId, fakeOpenAiProjectKey } from '@engram/testing';
 import { dialects } from '../../../libs/store/test/harness.js';
 import { DEFAULT_BOUNDARY_RULES } from '../src/domain/boundaries.js';
 import { ExtractionHandOff } from '../src/handoff.js';
@@ -29,9 +38,14 @@ import { ingestionModule } from '../src/module.js';
 import type { IngestionResources } from '../src/resources.js';
 
 const secret = randomBytes(32);
+/** The service key (decision 0024): `service`-role tokens are signed and verified with it only. */
+const serviceSecret = randomBytes(32);
 const logger = createLogger({ service: 'test', level: 'silent' });
 const limits = { maxMessageBytes: 8 << 20, maxStreamMessages: 1000, maxTimeoutMs: 60_000 };
-const credentials = createServiceCredentials({ algorithm: 'HS256', secret }, { subject: 'engram-ingestion' });
+const credentials = createServiceCredentials(
+  { algorithm: 'HS256', secret: serviceSecret },
+  { subject: 'engram-ingestion' },
+);
 
 /** What a Kysely `TableNode` names. */
 type TableNodeShape = { readonly table: { readonly identifier: { readonly name: string } } };
@@ -70,9 +84,14 @@ function resources(store: Store): IngestionResources {
       maxDocumentBytes: 4 << 20,
       chunkSize: 1000,
       overlap: 100,
-      redactSecrets: () => true,
+      // Tenant `plain` has redaction turned off (its policy's `redactSecrets: false`).
+      redactSecrets: (tenantId) => tenantId !== 'plain',
       boundaries: { ...DEFAULT_BOUNDARY_RULES, messageCap: 3 },
       maxExtractionAttempts: 5,
+      admission: {
+        documents: { maxConcurrent: 0, ratePerMinute: 0 },
+        appends: { maxConcurrent: 0, ratePerMinute: 0 },
+      },
     },
     close: () => store.close(),
   };
@@ -88,7 +107,12 @@ async function mounted(store: Store): Promise<Client<typeof IngestionService>> {
   };
   const module = ingestionModule(resources(store), context);
   for (const worker of module.workers) await worker.stop();
-  const authenticate = await createAuthenticator({ mode: 'hs256', secret, clockToleranceSec: 0 });
+  const authenticate = await createAuthenticator({
+    mode: 'hs256',
+    secret,
+    clockToleranceSec: 0,
+    serviceKey: { algorithm: 'HS256', secret: serviceSecret },
+  });
   const transport = createInProcessTransport(() => ({
     services: moduleRegistrations([module]),
     authenticate,
@@ -130,6 +154,44 @@ describe.each(dialects)('the ingestion module on $name', (dialect) => {
   });
   afterAll(async () => {
     await dispose();
+  });
+
+  it('EraseSubject erases only under a PENDING forget receipt for the tenant and subject (finding 5)', async () => {
+    const service = {
+      headers: {
+        authorization: `Bearer ${await mintToken(
+          { subject: 'engram-governance', tenantId: 't1', roles: ['service'] },
+          { algorithm: 'HS256', secret: serviceSecret },
+        )}`,
+      },
+    };
+    const { session } = await client.createSession({}, await as('erin'));
+    const receipts = new ForgetReceiptRepository(store);
+    const receipt = (subject: string) =>
+      receipts.create(store.db, {
+        tenantId: 't1',
+        subject,
+        requestedBy: subject,
+        reason: '',
+        requestId: `forget-${subject}-${session?.name.slice(-8) ?? ''}`,
+      });
+    const forFrank = await receipt('frank');
+    const done = await receipt('erin');
+    const erase = (forgetReceipt: string, requestId: string) =>
+      client.eraseSubject({ subject: 'erin', forgetReceipt, cutoffTime: timestampNow(), requestId }, service);
+    await receipts.update(done, { state: 'COMPLETED', step: 'DONE' });
+    for (const id of [newId(), forFrank.id, done.id]) {
+      const refused = await failure(erase(`forgetReceipts/${id}`, `erase-${id.slice(-8)}`));
+      expect([refused.code, reasonOf(refused)]).toEqual([
+        Code.FailedPrecondition,
+        'FORGET_RECEIPT_NOT_PENDING',
+      ]);
+    }
+    // Nothing was erased.
+    await expect(client.getSession({ name: session?.name ?? '' }, await as('erin'))).resolves.toBeDefined();
+    const live = await receipt('erin');
+    const erased = await erase(`forgetReceipts/${live.id}`, `erase-${live.id.slice(-8)}`);
+    expect(erased.sessions).toBe(1n);
   });
 
   it('answers NOT_FOUND naming the message or MemCell when the session is another owner’s', async () => {
@@ -196,6 +258,123 @@ describe.each(dialects)('the ingestion module on $name', (dialect) => {
       first.messages.map((m) => [m.name, m.memCell]),
     );
     expect(replayed.closedMemCells.map((c) => c.name)).toEqual([cell]);
+  });
+
+  describe('secrets in the fields stored beside the content', () => {
+    const openAi = fakeOpenAiProjectKey(11);
+    const aws = fakeAwsAccessKeyId(12);
+    const urlWithPassword = 'https://deploy:Hunter2-Blue-Sky@git.example.com/team/handbook.md';
+    const planted = [openAi, aws, 'Hunter2-Blue-Sky', 'Tr0ub4dor&3'];
+
+    /** Every planted secret is absent from `values`. */
+    const expectClean = (values: readonly string[]) => {
+      for (const value of values) for (const p of planted) expect(value).not.toContain(p);
+    };
+
+    it('CreateSession and UpdateSession store and answer the display name and metadata redacted', async () => {
+      const alice = await as('alice');
+      const { session } = await client.createSession(
+        {
+          session: {
+            displayName: `Rotate ${openAi} today`,
+            metadata: { password: 'Tr0ub4dor&3', note: `aws ${aws}`, team: 'billing' },
+          },
+        },
+        alice,
+      );
+      const name = session?.name ?? '';
+      expect(session?.displayName).toBe('Rotate [redacted:api_key] today');
+      expect(session?.metadata).toEqual({
+        password: '[redacted:password]',
+        note: 'aws [redacted:api_key]',
+        team: 'billing',
+      });
+      const { session: updated } = await client.updateSession(
+        {
+          session: { name, displayName: `Key ${aws} moved`, metadata: { repo: urlWithPassword } },
+          updateMask: { paths: ['display_name', 'metadata'] },
+        },
+        alice,
+      );
+      expect([updated?.displayName, updated?.metadata]).toEqual([
+        'Key [redacted:api_key] moved',
+        { repo: 'https://deploy:[redacted:password]@git.example.com/team/handbook.md' },
+      ]);
+      const read = await client.getSession({ name }, alice);
+      const listed = await client.listSessions({}, alice);
+      const row = await store.db
+        .selectFrom('sessions')
+        .select(['display_name', 'metadata_json'])
+        .where('id', '=', name.slice('sessions/'.length))
+        .executeTakeFirstOrThrow();
+      expectClean([
+        row.display_name,
+        row.metadata_json,
+        JSON.stringify(read.session?.metadata),
+        read.session?.displayName ?? '',
+        ...listed.sessions.flatMap((s) => [s.displayName, JSON.stringify(s.metadata)]),
+      ]);
+      expect(row.display_name).toBe('Key [redacted:api_key] moved');
+    });
+
+    it('IngestDocument stores the display name, metadata and source_uri redacted, and never a URL credential', async () => {
+      const ingest = (tenantId: string, displayName: string) =>
+        as('alice', tenantId).then((call) =>
+          client.ingestDocument(
+            {
+              document: {
+                displayName,
+                mimeType: 'text/plain',
+                sourceUri: urlWithPassword,
+                metadata: { api_key: openAi, owner: 'platform team' },
+              },
+              content: new TextEncoder().encode(`The handbook, owned by the platform team (${tenantId}).`),
+            },
+            call,
+          ),
+        );
+      const { document } = await ingest('t1', `Handbook (AWS ${aws})`);
+      expect([document?.displayName, document?.sourceUri, document?.metadata]).toEqual([
+        'Handbook (AWS [redacted:api_key])',
+        'https://git.example.com/team/handbook.md',
+        { api_key: '[redacted:api_key]', owner: 'platform team' },
+      ]);
+      const alice = await as('alice');
+      const read = await client.getDocument({ name: document?.name ?? '' }, alice);
+      const listed = await client.listDocuments({ sourceUri: urlWithPassword }, alice);
+      expect(listed.documents.map((d) => d.name)).toEqual([document?.name]);
+      const row = await store.db
+        .selectFrom('documents')
+        .select(['display_name', 'source_uri', 'metadata_json'])
+        .where('id', '=', (document?.name ?? '').slice('documents/'.length))
+        .executeTakeFirstOrThrow();
+      expectClean([
+        row.display_name,
+        row.source_uri,
+        row.metadata_json,
+        read.document?.displayName ?? '',
+        read.document?.sourceUri ?? '',
+        JSON.stringify(read.document?.metadata),
+      ]);
+
+      // Redaction off for the tenant: the text fields are kept, a URL credential still is not.
+      const plain = await ingest('plain', `Handbook (AWS ${aws})`);
+      expect([plain.document?.displayName, plain.document?.sourceUri]).toEqual([
+        `Handbook (AWS ${aws})`,
+        'https://git.example.com/team/handbook.md',
+      ]);
+    });
+
+    it('a document without a display name is named from its source_uri without the credentials', async () => {
+      const { document } = await client.ingestDocument(
+        {
+          document: { mimeType: 'text/plain', sourceUri: 'https://ops:Hunter2-Blue-Sky@wiki.example.com' },
+          content: new TextEncoder().encode('Runbook.'),
+        },
+        await as('alice'),
+      );
+      expect(document?.displayName).toBe('wiki.example.com');
+    });
   });
 });
 

@@ -7,8 +7,11 @@ import { encodeQuery } from '@engram/lexical';
 import { createLogger } from '@engram/runtime';
 import {
   DocumentRepository,
+  ForgetReceiptRepository,
   MemoryRepository,
   countSearchable,
+  forgetPayload,
+  forgetReceiptName,
   OutboxRepository,
   SessionRepository,
   inTransaction,
@@ -428,6 +431,68 @@ describe.each(stacks)('the indexer on $name', ({ open }) => {
       }),
     ]);
     expect((await outbox.backlog(now)).pending).toBe(0);
+  });
+
+  it('leaves no point of a forgotten subject when an UPSERT planned before the erasure lands after its DELETE (two indexers)', async () => {
+    const receipts = new ForgetReceiptRepository(stack.store);
+    const subject = 'erin';
+    await addMemory('erin 下周三去杭州出差', subject);
+    // Indexer A leases the memory's UPSERT, reads the memory, and is held while it embeds.
+    let reached!: () => void;
+    const embedding = new Promise<void>((resolve) => (reached = resolve));
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const held: Embedder = {
+      model: embedder.model,
+      dimensions: embedder.dimensions,
+      embed: async (texts, kind, options) => {
+        reached();
+        await gate;
+        return embedder.embed(texts, kind, options);
+      },
+      close: () => Promise.resolve(),
+    };
+    const a = indexer({ embedder: held });
+    const aPass = a.runOnce();
+    await embedding;
+
+    // ForgetUser: the memory is purged with a DELETE row tagged with the receipt, and indexer B
+    // applies it at once (there is no point yet to delete).
+    const receipt = await inTransaction(stack.store, async (trx) => {
+      const created = await receipts.create(trx, {
+        tenantId,
+        subject,
+        requestedBy: 'admin',
+        reason: '',
+        requestId: 'race-1',
+      });
+      await memories.purgeOwner(trx, tenantId, subject, {
+        createdAtOrBefore: created.createdAt,
+        erasedBy: forgetReceiptName(created.id),
+        payload: forgetPayload(created.id),
+      });
+      return created;
+    });
+    const b = indexer();
+    await b.drain();
+    const mark = await receipts.outboxMark();
+    // The erasure's own rows are done, but A's UPSERT (planned before the erasure) is still in
+    // flight: the receipt must not complete yet.
+    expect(await receipts.indexProgress(receipt, mark)).toMatchObject({ pending: 0, unsettled: 1 });
+
+    release();
+    await aPass;
+    // The race: A's stale point landed after the DELETE.
+    expect(await index.count({ tenantId, ownerIds: [subject] })).toBe(1);
+    expect(await receipts.indexProgress(receipt, mark)).toMatchObject({ pending: 0, unsettled: 0 });
+
+    // The forget's last step: a subject-wide purge, after everything else.
+    const purgeMark = await inTransaction(stack.store, (trx) => receipts.enqueueSubjectPurge(trx, receipt));
+    expect(purgeMark).toBeGreaterThan(mark);
+    expect((await receipts.indexProgress(receipt, purgeMark)).pending).toBe(1);
+    await a.drain();
+    expect((await receipts.indexProgress(receipt, purgeMark)).pending).toBe(0);
+    expect(await index.count({ tenantId, ownerIds: [subject] })).toBe(0);
   });
 
   it('rebuilds the index from the source of truth alone, swaps the alias, and keeps changes made meanwhile', async () => {

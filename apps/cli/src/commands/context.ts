@@ -16,14 +16,15 @@ import type { Output } from '../output.js';
 
 export const DEFAULT_BUDGET = 4096;
 
-/** One row of the trace table: layer, item, tokens, score, reason. */
+/** One row of the trace table: layer, item, tokens, score, reason (and the injection flag). */
 export function traceRows(response: BuildContextResponse): string[][] {
   return response.trace.map((item) => [
     enumLabel(ContextLayer, item.layer),
     `${enumLabel(TraceItemKind, item.kind)} ${item.id}`.trim(),
     String(item.tokens),
     formatScore(item.score),
-    `${enumLabel(TraceReason, item.reason)}${item.detail === '' ? '' : `: ${oneLine(item.detail, 60)}`}`,
+    `${enumLabel(TraceReason, item.reason)}${item.detail === '' ? '' : `: ${oneLine(item.detail, 60)}`}` +
+      (item.injectionSuspected ? ` (injection suspected: ${item.injectionPatterns.join(', ')})` : ''),
   ]);
 }
 

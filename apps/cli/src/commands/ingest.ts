@@ -1,5 +1,5 @@
-import { readFile, readdir, stat } from 'node:fs/promises';
-import { basename, join, resolve } from 'node:path';
+import { readFile, readdir, realpath, stat } from 'node:fs/promises';
+import { basename, join, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { toJson } from '@bufbuild/protobuf';
 import type { MessageInitShape } from '@bufbuild/protobuf';
@@ -34,30 +34,50 @@ export interface FileResult {
   readonly streamed?: boolean;
 }
 
-/** Expands files and directories (recursively, skipping dot-entries and node_modules) in sorted order. */
-export async function expandPaths(paths: readonly string[]): Promise<{ files: string[]; missing: string[] }> {
+/**
+ * Expands files and directories (recursively, skipping dot-entries and node_modules) in sorted
+ * order. A path named on the command line is taken as given; inside a directory, a symbolic link
+ * is followed only when its target stays inside that directory (`outside` lists the others, so a
+ * link to `~/.ssh` in a notes folder is never uploaded), and each directory is walked once (a link
+ * cycle ends).
+ */
+export async function expandPaths(
+  paths: readonly string[],
+): Promise<{ files: string[]; missing: string[]; outside: string[] }> {
   const files: string[] = [];
   const missing: string[] = [];
-  const walk = async (path: string, top: boolean): Promise<void> => {
+  const outside: string[] = [];
+  const walked = new Set<string>();
+  const within = (real: string, root: string) => real === root || real.startsWith(root + sep);
+  /** `root`: the real path of the directory named on the command line (undefined: a named path). */
+  const walk = async (path: string, root: string | undefined): Promise<void> => {
     let info;
+    let real;
     try {
       info = await stat(path);
+      real = await realpath(path);
     } catch {
-      if (top) missing.push(path);
+      if (root === undefined) missing.push(path);
+      return;
+    }
+    if (root !== undefined && !within(real, root)) {
+      outside.push(path);
       return;
     }
     if (info.isDirectory()) {
+      if (walked.has(real)) return;
+      walked.add(real);
       const entries = (await readdir(path)).sort();
       for (const entry of entries) {
         if (entry.startsWith('.') || entry === 'node_modules') continue;
-        await walk(join(path, entry), false);
+        await walk(join(path, entry), root ?? real);
       }
     } else if (info.isFile()) {
       files.push(path);
     }
   };
-  for (const path of paths) await walk(path, true);
-  return { files, missing };
+  for (const path of paths) await walk(path, undefined);
+  return { files, missing, outside };
 }
 
 type Header = MessageInitShape<typeof IngestDocumentHeaderSchema>;
@@ -136,9 +156,13 @@ export function registerIngest(program: Command, io: CliRuntime): void {
     .action(
       action(io, async ({ out, connect, setExitCode }, command, paths) => {
         const { wait } = command.opts<{ wait: boolean }>();
-        const { files, missing } = await expandPaths(paths as string[]);
+        const { files, missing, outside } = await expandPaths(paths as string[]);
         if (missing.length > 0) throw usageError(`no such file or directory: ${missing.join(', ')}`);
-        const results: FileResult[] = [];
+        const results: FileResult[] = outside.map((path) => ({
+          path,
+          status: 'skipped' as const,
+          note: 'symbolic link out of the given directory',
+        }));
         const plan: { path: string; mimeType: string; size: number }[] = [];
         for (const path of files) {
           const mimeType = mimeTypeOf(path);

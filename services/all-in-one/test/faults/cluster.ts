@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { migrateToLatest, openStore } from '@engram/store';
 import { freePorts, qdrantBinary, qdrantEnv, qdrantReady, qdrantScratchRoot } from '@engram/testing';
-import { onLogLines, repoRoot } from '../harness.js';
+import { onLogLines, repoRoot, serviceSecretOf } from '../harness.js';
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -415,6 +415,7 @@ export class Cluster {
       MYSQL_URL: this.mariadb.url,
       QDRANT_URL: this.qdrant.url,
       ENGRAM_JWT_SECRET: this.secret,
+      ENGRAM_SERVICE_JWT_SECRET: serviceSecretOf(this.secret),
       ENGRAM_METRICS_PORT: '0',
       ENGRAM_DATA_DIR: this.dataDir,
       ENGRAM_LOG_LEVEL: 'info',

@@ -45,7 +45,14 @@ export interface Harness extends EngramClients {
 
 export async function startHarness(): Promise<Harness> {
   const secret = newSecret();
-  const { server, dataDir, transport, governance, ingestion, retrieval, context } = await startServer(secret);
+  // No per-caller rate limits (decision 0026): the properties call each RPC hundreds of times as the
+  // same few callers, and a refusal at admission would skip the validation they exercise.
+  const { server, dataDir, transport, governance, ingestion, retrieval, context } = await startServer(
+    secret,
+    {
+      env: { ENGRAM_INGEST_DOCUMENT_RATE_PER_MIN: '0', ENGRAM_INGEST_APPEND_RATE_PER_MIN: '0' },
+    },
+  );
   const store = openStore({ target: join(dataDir, 'engram.db') });
   const tokens = new TokenCache(secret);
   return {

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { isEngramError } from '@engram/runtime';
 import { assemble } from './assembly.js';
-import { bulletLine, HEADINGS, knowledgeLine, PROMPT_SEPARATOR, summaryPart } from './render.js';
+import { bulletLine, factLine, HEADINGS, knowledgeLine, PROMPT_SEPARATOR, summaryPart } from './render.js';
 import { tokenizerFor } from './tokenizer.js';
 import {
   FILL_ORDER,
@@ -467,8 +467,12 @@ describe('assembly properties', () => {
             ...bullets.map(bulletLine),
             HEADINGS.SESSION_SUMMARY,
             summaryPart(summary.trim() === '' ? 'x' : summary),
+            HEADINGS.EVERGREEN_FACTS,
+            ...bullets.map((b, i) => factLine(b, i % 2 === 0)),
             HEADINGS.RETRIEVED_KNOWLEDGE,
-            ...items.map((k, i) => knowledgeLine(i + 1, { name: `memories/${i}`, score: 1, ...k })),
+            ...items.map((k, i) =>
+              knowledgeLine(i + 1, { name: `memories/${i}`, score: 1, ...k }, i % 2 === 1),
+            ),
           ];
           for (const tk of [TOKENIZERS.exactO200k, TOKENIZERS.exactCl100k]) {
             expect(tk.count(parts.join(''))).toBe(parts.reduce((x, p) => x + tk.count(p), 0));

@@ -4,9 +4,11 @@
  * exactly as the comments of `engram.context.v1` (`TokenBudget`, `ContextLayer`, `TraceReason`,
  * `BuildContextResponse`) describe. No I/O, no clock: the same input gives the same output.
  */
+import { injectionPatternsIn } from '@engram/redaction';
 import { errors } from '@engram/runtime';
 import {
   bulletLine,
+  factLine,
   HEADINGS,
   knowledgeLine,
   omissionMarker,
@@ -71,7 +73,7 @@ function trace(
   tokens: number,
   reason: TraceReason,
   detail = '',
-  extra: { score?: number; confidence?: number } = {},
+  extra: { score?: number; confidence?: number; injectionPatterns?: readonly string[] } = {},
 ): TraceItem {
   return {
     id,
@@ -83,6 +85,9 @@ function trace(
     included: reason === 'INCLUDED' || reason === 'TRUNCATED',
     reason,
     detail: clip(detail),
+    ...(extra.injectionPatterns === undefined || extra.injectionPatterns.length === 0
+      ? {}
+      : { injectionPatterns: extra.injectionPatterns }),
   };
 }
 
@@ -107,6 +112,8 @@ interface ListCandidate {
   readonly kind: TraceItemKind;
   readonly score?: number;
   readonly confidence?: number;
+  /** The prompt-injection patterns its text matched (reported in the trace). */
+  readonly injectionPatterns?: readonly string[];
   /** A reason decided before budgeting (low confidence, threshold, duplicate, top-k). */
   readonly preDrop?: { readonly reason: TraceReason; readonly detail: string };
   /** The item's rendered part, given its 1-based position among the included items. */
@@ -140,7 +147,7 @@ function fillList(
   for (const c of candidates) {
     const text = c.render(included + 1);
     const tokens = tk.count(text);
-    const extra = { score: c.score, confidence: c.confidence };
+    const extra = { score: c.score, confidence: c.confidence, injectionPatterns: c.injectionPatterns };
     const add = (reason: TraceReason, detail = '') =>
       items.push(trace(layer, c.kind, c.id, tokens, reason, detail, extra));
     if (ctx.disabled) add('DROPPED_LAYER_DISABLED');
@@ -274,20 +281,24 @@ export function orderFacts(facts: readonly FactCandidate[]): FactCandidate[] {
 }
 
 function factCandidates(facts: readonly FactCandidate[], minConfidence: number): ListCandidate[] {
-  return orderFacts(facts).map((f) => ({
-    id: f.name,
-    kind: 'MEMORY',
-    confidence: f.confidence,
-    ...(f.confidence < minConfidence
-      ? {
-          preDrop: {
-            reason: 'DROPPED_LOW_CONFIDENCE',
-            detail: `confidence ${num(f.confidence)} < evergreen_min_confidence ${num(minConfidence)}`,
-          },
-        }
-      : {}),
-    render: () => bulletLine(f.text),
-  }));
+  return orderFacts(facts).map((f) => {
+    const injectionPatterns = injectionPatternsIn(f.text);
+    return {
+      id: f.name,
+      kind: 'MEMORY',
+      confidence: f.confidence,
+      ...(f.confidence < minConfidence
+        ? {
+            preDrop: {
+              reason: 'DROPPED_LOW_CONFIDENCE',
+              detail: `confidence ${num(f.confidence)} < evergreen_min_confidence ${num(minConfidence)}`,
+            },
+          }
+        : {}),
+      injectionPatterns,
+      render: () => factLine(f.text, injectionPatterns.length > 0),
+    };
+  });
 }
 
 /** Why a retrieved item duplicates something else in the context, or undefined. */
@@ -334,13 +345,17 @@ function knowledgeCandidates(
       eligible += 1;
       if (eligible > topK) preDrop = { reason: 'DROPPED_TOP_K', detail: `rank ${eligible} > top_k ${topK}` };
     }
+    // Every retrieved item is checked where it is used (decision 0025): documents and chunks
+    // are not judged by governance, and the detector's current patterns apply to old data too.
+    const injectionPatterns = injectionPatternsIn(`${c.title ?? ''}\n${c.text}`);
     return {
       id: c.name,
       kind: c.kind,
       score: c.score,
+      injectionPatterns,
       ...(c.kind === 'MEMORY' && c.confidence !== undefined ? { confidence: c.confidence } : {}),
       ...(preDrop === undefined ? {} : { preDrop }),
-      render: (position) => knowledgeLine(position, c),
+      render: (position) => knowledgeLine(position, c, injectionPatterns.length > 0),
     };
   });
 }

@@ -242,6 +242,11 @@ export interface TraceItem {
   readonly included: boolean;
   readonly reason: TraceReason;
   readonly detail: string;
+  /**
+   * The prompt-injection patterns the candidate's text matched (`@engram/redaction`
+   * `injectionPatternsIn`), table order; absent when none matched or the layer is not checked.
+   */
+  readonly injectionPatterns?: readonly string[];
 }
 
 /** The result of an assembly (context.v1.BuildContextResponse minus the session fields). */

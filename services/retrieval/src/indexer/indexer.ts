@@ -3,6 +3,7 @@ import { encodeDocument } from '@engram/lexical';
 import { Worker, describeError, type Logger, type PassOutcome } from '@engram/runtime';
 import {
   DocumentRepository,
+  ForgetReceiptRepository,
   MemoryRepository,
   OutboxRepository,
   SessionRepository,
@@ -98,6 +99,7 @@ export class Indexer {
   readonly #memories: MemoryRepository;
   readonly #documents: DocumentRepository;
   readonly #sessions: SessionRepository;
+  readonly #receipts: ForgetReceiptRepository;
 
   constructor(deps: IndexerDeps) {
     this.#deps = deps;
@@ -105,6 +107,7 @@ export class Indexer {
     this.#memories = new MemoryRepository(deps.store);
     this.#documents = new DocumentRepository(deps.store);
     this.#sessions = new SessionRepository(deps.store);
+    this.#receipts = new ForgetReceiptRepository(deps.store);
     this.worker = new Worker({
       name: 'indexer',
       logger: deps.logger,
@@ -320,8 +323,13 @@ export class Indexer {
       }
       case 'SESSION':
         return { kind: 'deleteByFilter', filter: { tenantId, kinds: ['ROUND'], sessionIds: [aggregateId] } };
-      case 'SUBJECT':
-        return { kind: 'deleteByFilter', filter: { tenantId, ownerIds: [aggregateId] } };
+      case 'SUBJECT': {
+        // A forget's final purge names its receipt (decision 0030): every point of the subject.
+        const receipt = await this.#receipts.get(tenantId, aggregateId);
+        return receipt === undefined
+          ? { kind: 'delete', ids: [] }
+          : { kind: 'deleteByFilter', filter: { tenantId, ownerIds: [receipt.subject] } };
+      }
     }
   }
 

@@ -1,4 +1,4 @@
-import type { Logger } from '@engram/runtime';
+import { loggableError, type Logger } from '@engram/runtime';
 import type { ReindexJobRecord, ReindexJobRepository, Store } from '@engram/store';
 import type { VectorIndex } from '@engram/vector-index';
 import type { Indexer } from './indexer.js';
@@ -27,7 +27,7 @@ export class ReindexWorker {
   start(job: ReindexJobRecord): void {
     const run = runReindexJob(job, { ...this.deps, signal: this.#stop.signal })
       .catch((error: unknown) => {
-        this.deps.logger.error({ job: job.id, err: error }, 'reindex job crashed');
+        this.deps.logger.error({ job: job.id, err: loggableError(error) }, 'reindex job crashed');
       })
       .finally(() => this.#running.delete(run));
     this.#running.add(run);

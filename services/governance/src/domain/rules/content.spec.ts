@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import type { JsonValue } from '@engram/store';
 import { fact } from '../../../test/fixtures/rules.js';
 import { contentPieces, listFields, rewriteContent } from './content.js';
 import { canonicalJson, jsonDepth } from './json.js';
@@ -12,16 +13,22 @@ describe('contentPieces and rewriteContent', () => {
     ttlReason: 'because',
   });
 
-  it('reads every string, number and key with its field', () => {
+  it('reads every string, number and key with its field, and every key–value pair as text', () => {
     expect(contentPieces(candidate)).toEqual([
+      { field: 'namespace', text: 'user_preference' },
+      { field: 'key', text: 'answer_style' },
+      { field: 'key', text: 'user_preference: answer_style' },
       { field: 'text', text: 'The user prefers concise answers.' },
       { field: 'value', text: 'outer' },
       { field: 'value', text: 'list' },
       { field: 'value', text: 'a' },
+      { field: 'value', text: 'list: a' },
       { field: 'value', text: '42' },
+      { field: 'value', text: 'list: 42' },
       { field: 'evidence.excerpt', text: 'quote' },
       { field: 'metadata', text: 'app' },
       { field: 'metadata', text: 'tutor' },
+      { field: 'metadata', text: 'app: tutor' },
       { field: 'ttl_reason', text: 'because' },
     ]);
     expect(contentPieces(candidate, ['text']).map((p) => p.field)).toEqual(['text']);
@@ -53,6 +60,14 @@ describe('json and text helpers', () => {
     expect(canonicalJson({ b: 1, a: { d: 2, c: 3 } })).toBe('{"a":{"c":3,"d":2},"b":1}');
     expect(jsonDepth({ a: [{}] })).toBe(3);
     expect(jsonDepth('x')).toBe(0);
+  });
+
+  it('measures the depth of a very wide or very deep value without overflowing the stack', () => {
+    // Spreading 500 000 depths into Math.max threw RangeError (INTERNAL on the wire).
+    expect(jsonDepth({ wide: new Array<number>(500_000).fill(1) })).toBe(2);
+    let deep: JsonValue = 0;
+    for (let i = 0; i < 100_000; i++) deep = i % 2 === 0 ? [deep] : { d: deep };
+    expect(jsonDepth(deep)).toBe(100_000);
   });
 
   it('counts code points, not UTF-16 units, and truncates on them', () => {

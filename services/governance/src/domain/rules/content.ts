@@ -7,13 +7,17 @@ import type { Candidate } from '../candidate.js';
 import { isJsonObject, type JsonObject } from './json.js';
 
 /**
- * Where a piece of content sits (proto field paths): `text`, `value` (any string, number or
- * object key inside it), `evidence.excerpt`, `metadata` (keys and values), `ttl_reason`.
+ * Where a piece of content sits (proto field paths): `namespace` and `key` (a FACT's slot),
+ * `text`, `value` (any string, number or object key inside it, and each key–value pair as
+ * `key: value`), `evidence.excerpt`, `metadata` (keys, values and `key: value` pairs), `ttl_reason`.
  */
-export type ContentField = 'text' | 'value' | 'evidence.excerpt' | 'metadata' | 'ttl_reason';
+export type ContentField =
+  'namespace' | 'key' | 'text' | 'value' | 'evidence.excerpt' | 'metadata' | 'ttl_reason';
 
 /** The fields in the order notes list them. */
 export const CONTENT_FIELDS: readonly ContentField[] = [
+  'namespace',
+  'key',
   'text',
   'value',
   'evidence.excerpt',
@@ -27,14 +31,26 @@ export interface ContentPiece {
   readonly text: string;
 }
 
-function valuePieces(value: JsonValue, out: string[]): void {
-  if (typeof value === 'string') out.push(value);
-  else if (typeof value === 'number') out.push(String(value));
-  else if (Array.isArray(value)) for (const inner of value) valuePieces(inner, out);
+/** `key: value` — how a detector reads a labelled value; `{"password": "x"}` is `password: x`. */
+export function pairText(key: string, value: string): string {
+  return `${key}: ${value}`;
+}
+
+/**
+ * The strings of a value: every string, number and key, and every key–value pair as text, so that
+ * a label and its value are read together (`label` is the key the value sits under: the
+ * object's key, or the FACT's own key for the top-level value).
+ */
+function valuePieces(value: JsonValue, out: string[], label?: string): void {
+  if (typeof value === 'string' || typeof value === 'number') {
+    const text = String(value);
+    out.push(text);
+    if (label !== undefined && label !== '') out.push(pairText(label, text));
+  } else if (Array.isArray(value)) for (const inner of value) valuePieces(inner, out, label);
   else if (isJsonObject(value)) {
     for (const [key, inner] of Object.entries(value)) {
       out.push(key);
-      valuePieces(inner, out);
+      valuePieces(inner, out, key);
     }
   }
 }
@@ -52,16 +68,22 @@ export function contentPieces(
   const add = (field: ContentField, text: string | undefined) => {
     if (text !== undefined && text !== '' && fields.includes(field)) pieces.push({ field, text });
   };
+  add('namespace', candidate.namespace);
+  add('key', candidate.key);
+  if (candidate.namespace !== undefined && candidate.key !== undefined) {
+    add('key', pairText(candidate.namespace, candidate.key));
+  }
   add('text', candidate.text);
   if (candidate.value !== undefined && fields.includes('value')) {
     const values: string[] = [];
-    valuePieces(candidate.value, values);
+    valuePieces(candidate.value, values, candidate.key);
     for (const text of values) add('value', text);
   }
   add('evidence.excerpt', candidate.evidence.excerpt);
   for (const [key, text] of Object.entries(candidate.metadata ?? {})) {
     add('metadata', key);
     add('metadata', text);
+    if (text !== '') add('metadata', pairText(key, text));
   }
   add('ttl_reason', candidate.ttlReason);
   return pieces;
@@ -76,18 +98,35 @@ function uniqueKey(key: string, taken: ReadonlySet<string>): string {
   for (let n = 2; ; n++) if (!taken.has(`${key} (${n})`)) return `${key} (${n})`;
 }
 
-function rewriteValue(value: JsonValue, rewrite: (text: string) => string): JsonValue {
-  if (typeof value === 'string') return rewrite(value);
+/**
+ * A value rewritten under its label: the pair `label: value` is rewritten, and when only the
+ * value's part of it changed, that part is the new value (so `{"password": "x"}` loses `x`
+ * although `x` alone holds nothing); otherwise the value is rewritten alone.
+ */
+export function rewriteLabelled(
+  text: string,
+  label: string | undefined,
+  rewrite: (text: string) => string,
+): string {
+  const alone = rewrite(text);
+  if (label === undefined || label === '') return alone;
+  const prefix = pairText(label, '');
+  const pair = rewrite(pairText(label, alone));
+  return pair.startsWith(prefix) ? pair.slice(prefix.length) : alone;
+}
+
+function rewriteValue(value: JsonValue, rewrite: (text: string) => string, label?: string): JsonValue {
+  if (typeof value === 'string') return rewriteLabelled(value, label, rewrite);
   if (typeof value === 'number') {
     const text = String(value);
-    const rewritten = rewrite(text);
+    const rewritten = rewriteLabelled(text, label, rewrite);
     return rewritten === text ? value : rewritten;
   }
-  if (Array.isArray(value)) return value.map((inner) => rewriteValue(inner, rewrite));
+  if (Array.isArray(value)) return value.map((inner) => rewriteValue(inner, rewrite, label));
   if (isJsonObject(value)) {
     const out: JsonObject = {};
     for (const [key, inner] of Object.entries(value)) {
-      out[uniqueKey(rewrite(key), new Set(Object.keys(out)))] = rewriteValue(inner, rewrite);
+      out[uniqueKey(rewrite(key), new Set(Object.keys(out)))] = rewriteValue(inner, rewrite, key);
     }
     return out;
   }
@@ -108,14 +147,14 @@ export function rewriteContent(
     rewrittenMetadata = {};
     for (const [key, text] of Object.entries(metadata)) {
       const newKey = uniqueKey(rewrite(key, 'metadata'), new Set(Object.keys(rewrittenMetadata)));
-      rewrittenMetadata[newKey] = rewrite(text, 'metadata');
+      rewrittenMetadata[newKey] = rewriteLabelled(text, key, (t) => rewrite(t, 'metadata'));
     }
   }
   return {
     ...candidate,
     text: on('text') ? rewrite(candidate.text, 'text') : candidate.text,
     ...(candidate.value !== undefined && on('value')
-      ? { value: rewriteValue(candidate.value, (text) => rewrite(text, 'value')) }
+      ? { value: rewriteValue(candidate.value, (text) => rewrite(text, 'value'), candidate.key) }
       : {}),
     evidence:
       excerpt !== undefined && on('evidence.excerpt')

@@ -5,7 +5,6 @@
  */
 export { HARD_RULES, judge } from './engine.js';
 export { SOURCE_TRUST } from './dedupe.js';
-export { INJECTION_PATTERNS, injectionPatternsIn } from './injection.js';
 export { detectEmails, detectPhones, type ContactFinding, type ContactType } from './pii-detectors.js';
 export { contentHashOf, planMemory } from './plan.js';
 export {

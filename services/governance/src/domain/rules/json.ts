@@ -63,9 +63,19 @@ export function jsonBytes(value: JsonValue): number {
   return Buffer.byteLength(JSON.stringify(value), 'utf8');
 }
 
-/** Nesting depth: a scalar is 0, `{}` or `[]` is 1, `{"a": {}}` is 2. */
+/**
+ * Nesting depth: a scalar is 0, `{}` or `[]` is 1, `{"a": {}}` is 2. Iterative, with no spread of
+ * children into arguments, so neither a wide array nor a deep value overflows the stack.
+ */
 export function jsonDepth(value: JsonValue): number {
-  if (Array.isArray(value)) return 1 + Math.max(0, ...value.map(jsonDepth));
-  if (isJsonObject(value)) return 1 + Math.max(0, ...Object.values(value).map(jsonDepth));
-  return 0;
+  let deepest = 0;
+  const pending: [JsonValue, number][] = [[value, 0]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [item, depth] = next;
+    const children = Array.isArray(item) ? item : isJsonObject(item) ? Object.values(item) : undefined;
+    if (children === undefined) continue;
+    deepest = Math.max(deepest, depth + 1);
+    for (const child of children) pending.push([child, depth + 1]);
+  }
+  return deepest;
 }

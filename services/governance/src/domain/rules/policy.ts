@@ -130,7 +130,9 @@ export type SecretCategory = (typeof SECRET_CATEGORIES)[number];
 /**
  * Personal-data categories:
  * - `pii.payment_card_number`: Luhn-valid card numbers in a known issuer range (`@engram/redaction`);
- * - `pii.government_id_number`: Chinese resident ID numbers (checksum) and US SSNs (`@engram/redaction`);
+ * - `pii.government_id_number`: Chinese resident ID numbers (checksum, or 15 digits after their
+ *   label), US SSNs, UK National Insurance numbers and passport numbers after their label
+ *   (`@engram/redaction`);
  * - `pii.bank_account_number`: IBANs (MOD 97) (`@engram/redaction`);
  * - `pii.email_address`, `pii.phone_number`: this module's detectors (`pii-detectors.ts`).
  */

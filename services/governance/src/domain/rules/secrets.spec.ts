@@ -247,3 +247,61 @@ describe('redactCandidateForRecord', () => {
     expect(recorded.key).toBe(candidate.key);
   });
 });
+
+describe('secret_denial reads structure as text (issue 18, finding 4)', () => {
+  const word = 'Tr0ub4dor&3';
+
+  it('rejects {"password": "Tr0ub4dor&3"}: the key labels the value', async () => {
+    const { judgement, json } = await judged(fact({ value: { password: word }, text: 'A login.' }));
+    expect(judgement.outcome).toBe('REJECTED');
+    expect(judgement.decidingRule).toBe('secret_denial');
+    expect(json).not.toContain(word);
+  });
+
+  it('rejects a FACT whose key labels its scalar value, and nested pairs', async () => {
+    const scalar = await judged(
+      fact({ namespace: 'accounts', key: 'password', value: word, text: 'A login.' }),
+    );
+    expect(scalar.judgement.outcome).toBe('REJECTED');
+    const nested = await judged(fact({ value: { bank: { pwd: [word] } }, text: 'A login.' }));
+    expect(nested.judgement.outcome).toBe('REJECTED');
+  });
+
+  it('scans namespace and key, read together as namespace: key', async () => {
+    const { judgement } = await judged(
+      fact({ namespace: 'router.wifi_password', key: 'zx9-klp2w-tr0ub', value: { note: 'x' } }),
+    );
+    expect(judgement.outcome).toBe('REJECTED');
+    expect(judgement.decidingRule).toBe('secret_denial');
+    expect(judgement.rejection?.field).toBe('key');
+  });
+
+  it('reads metadata entries as key: value', async () => {
+    const { judgement, json } = await judged(fact({ metadata: { password: word } }));
+    expect(judgement.outcome).toBe('REJECTED');
+    expect(json).not.toContain(word);
+  });
+
+  it('with a redacting policy, removes only the value under its label', async () => {
+    const { judgement, json } = await judged(
+      fact({ value: { password: word, site: 'bank' }, metadata: { pwd: word } }),
+      REDACT_ALL,
+    );
+    expect(judgement.outcome).toBe('ACCEPTED');
+    expect(json).not.toContain(word);
+    expect(json).toContain('"password":"[redacted:password]"');
+    expect(json).toContain('"site":"bank"');
+  });
+
+  it('denies memories carrying passwords said in prose and identity-document numbers (finding 3)', async () => {
+    for (const text of [
+      `The user asked whether '${word}' is a decent password.`,
+      '用户说新密码想设成 Qw3rty!9zz',
+      'The user gave passport number E12345678.',
+      'The user mentioned NI number AB 12 34 56 C.',
+    ]) {
+      const { judgement } = await judged(fact({ text, value: { note: 'n' } }));
+      expect(judgement.outcome).toBe('REJECTED');
+    }
+  });
+});

@@ -1226,8 +1226,9 @@ export const CompactionOutcomeSchema: GenEnum<CompactionOutcome> = /*@__PURE__*/
  * Malformed common fields are also generic: FIELD_REQUIRED [INVALID_ARGUMENT] for an empty
  * required name or parent, FIELD_INVALID [INVALID_ARGUMENT] for a malformed `request_id`, `etag` or
  * Timestamp, TIME_RANGE_INVALID [INVALID_ARGUMENT] for a time-range filter whose start is after
- * its end, and MESSAGE_TOO_LARGE [RESOURCE_EXHAUSTED] for a request over the server's receive
- * limit.
+ * its end, MESSAGE_MALFORMED [INVALID_ARGUMENT] for a request that cannot be decoded (e.g. a
+ * Struct nested deeper than the decoder allows), and MESSAGE_TOO_LARGE [RESOURCE_EXHAUSTED] for
+ * a request over the server's receive limit.
  *
  * @generated from service engram.context.v1.ContextService
  */
@@ -1257,7 +1258,10 @@ export const ContextService: GenService<{
    *    first), KEY_POINTS, OPEN_LOOPS, SESSION_SUMMARY, EVERGREEN_FACTS and RETRIEVED_KNOWLEDGE,
    *    each as a headed section (knowledge items are numbered `[1]`, `[2]`, … in the order of the
    *    layer's included items in the trace, and tagged with their kind and date, so that a
-   *    citation in the answer maps back to a resource name); then the recent turns oldest
+   *    citation in the answer maps back to a resource name; their texts, and those of the
+   *    evergreen facts, are quoted data that cannot open a section, and items that match the
+   *    prompt-injection detector are tagged and flagged in the trace, see
+   *    `TraceItem.injection_suspected`); then the recent turns oldest
    *    first; then, with `TOOL_RENDERING_SYSTEM_MESSAGE`, a system message describing the
    *    tools; then the latest user message, always last. No leading system message is emitted
    *    when all of its layers are empty.
@@ -1471,13 +1475,16 @@ export const ContextService: GenService<{
    * calling again continues, and erasing what is already gone is not an error. A retry with the
    * same `request_id` after a successful call returns the original count without erasing again.
    *
-   * Callers: principals with the `service` role only (governance), within their tenant.
+   * Callers: principals with the `service` role only (governance), within their tenant, under a
+   * live forget receipt: `forget_receipt` must name a PENDING receipt of the tenant for `subject`.
    *
    * Errors:
    * - INVALID_ARGUMENT: FIELD_REQUIRED (`subject`, `forget_receipt`, `cutoff_time`),
    *   NAME_INVALID (`forget_receipt`), REQUEST_ID_REUSED.
    * - PERMISSION_DENIED: ROLE_REQUIRED (the caller lacks the `service` role; metadata `role`:
    *   `service`).
+   * - FAILED_PRECONDITION: FORGET_RECEIPT_NOT_PENDING (the receipt does not exist in the tenant, is
+   *   not PENDING, or is for another subject; nothing is erased).
    *
    * @generated from rpc engram.context.v1.ContextService.EraseSubject
    */

@@ -1296,7 +1296,8 @@ export enum ExtractionJobView {
   BASIC = 1,
 
   /**
-   * Everything, like GetExtractionJob.
+   * Everything, like GetExtractionJob (with its rules: candidates for the job's owner only,
+   * decisions' memories only as far as the caller may see them).
    *
    * @generated from enum value: EXTRACTION_JOB_VIEW_FULL = 2;
    */
@@ -1326,8 +1327,9 @@ export const ExtractionJobViewSchema: GenEnum<ExtractionJobView> = /*@__PURE__*/
  * Malformed common fields are also generic: FIELD_REQUIRED [INVALID_ARGUMENT] for an empty
  * required name or parent, FIELD_INVALID [INVALID_ARGUMENT] for a malformed `request_id`, `etag` or
  * Timestamp, TIME_RANGE_INVALID [INVALID_ARGUMENT] for a time-range filter whose start is after
- * its end, and MESSAGE_TOO_LARGE [RESOURCE_EXHAUSTED] for a request over the server's receive
- * limit.
+ * its end, MESSAGE_MALFORMED [INVALID_ARGUMENT] for a request that cannot be decoded (e.g. a
+ * Struct nested deeper than the decoder allows), and MESSAGE_TOO_LARGE [RESOURCE_EXHAUSTED] for
+ * a request over the server's receive limit.
  *
  * @generated from service engram.governance.v1.GovernanceService
  */
@@ -1375,9 +1377,11 @@ export const GovernanceService: GenService<{
     output: typeof GetMemoryResponseSchema;
   },
   /**
-   * Lists the memories visible to the caller, narrowed by the request's filters. By default only
-   * ACTIVE memories, newest first. An administrator lists the tenant's review queue with
-   * `statuses = [MEMORY_STATUS_QUARANTINED]`.
+   * Lists the memories visible to the caller (see `Memory`: ACTIVE memories by scope, other
+   * statuses to their owner only, QUARANTINED ones of the tenant also to reviewers), narrowed by
+   * the request's filters. By default only ACTIVE memories, newest first. A reviewer (the `admin`
+   * role) lists the tenant's review queue with `statuses = [MEMORY_STATUS_QUARANTINED]`; each
+   * call that returns other owners' quarantined memories to a reviewer is audited.
    *
    * Filters narrow, never widen: a filter for a scope, org or owner the caller cannot see gives
    * an empty page, not an error.
@@ -1543,7 +1547,10 @@ export const GovernanceService: GenService<{
    * - NOT_FOUND `RESOURCE_NOT_FOUND`: the MemCell does not exist or the caller is neither its
    *   session's owner nor a `service` principal.
    * - FAILED_PRECONDITION `STATE_CONFLICT`: a non-dry-run job for the same MemCell is PENDING or
-   *   RUNNING (metadata `name` of that job; wait for it with GetExtractionJob).
+   *   RUNNING (metadata `name` of that job; wait for it with GetExtractionJob). A `service`
+   *   caller takes over such a job instead (as a new attempt) once the process running it has
+   *   stopped renewing its lease (10 seconds); only the attempt that holds a job can end it, so a
+   *   job is never ended twice and an ended job never changes.
    * - UNAVAILABLE `DEPENDENCY_UNAVAILABLE` (metadata `dependency`: `ingestion` or `model`)
    *   before the job could be recorded; failures after that are reported in the job.
    *
@@ -1575,6 +1582,10 @@ export const GovernanceService: GenService<{
   },
   /**
    * Reads one extraction job visible to the caller, including candidates and decisions.
+   * `candidates` (the MemCell's text as the extractors proposed it) are shown only to the job's
+   * owner; a decision's `memory` only when the caller may see that memory now (the visibility
+   * rule of `Memory`), so an administrator or a service sees the job's state, counts and
+   * decisions but no other user's SELF text, only the quarantined memories it may review.
    *
    * Errors: INVALID_ARGUMENT `NAME_INVALID`; NOT_FOUND `RESOURCE_NOT_FOUND`.
    *

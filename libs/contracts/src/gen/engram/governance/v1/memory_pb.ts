@@ -76,13 +76,19 @@ export const EvidenceSchema: GenMessage<Evidence> = /*@__PURE__*/
  *
  * Resource name: `memories/{memory}`, where `{memory}` is a server-assigned ULID.
  *
- * Visibility (computed from the verified credential, never from request fields):
- * - SELF memories: their owner only;
- * - ORG memories: every member of `org_id` in the tenant;
- * - PLATFORM memories: principals with the `platform` role;
- * - in addition, a principal with the `admin` role sees every QUARANTINED memory of its tenant,
- *   whatever its owner and scope, so that it can review it.
- * A memory the caller may not see is reported as not found (RESOURCE_NOT_FOUND).
+ * Visibility (computed from the verified credential, never from request fields), the same on
+ * every read path (GetMemory, ListMemories, the revisions, the memories of extraction jobs):
+ * - an ACTIVE memory (not past its `expire_time`), by its scope: SELF memories to their owner
+ *   only; ORG memories to every member of `org_id` in the tenant; PLATFORM memories to
+ *   principals with the `platform` role;
+ * - a memory in any other status (QUARANTINED, DELETED, SUPERSEDED, EXPIRED, or ACTIVE past its
+ *   `expire_time`): to its owner only (within its scope as above), never to the rest of its org;
+ * - in addition, a reviewer (a principal with the `admin` role) sees every QUARANTINED memory of
+ *   its tenant, whatever its owner and scope, so that it can review it (ReviewMemory), and no
+ *   other memory it would not see without the role. Every call that shows a reviewer other
+ *   owners' quarantined memories is audited (the reviewer, the method and the memories' names).
+ * A memory the caller may not see is reported as not found (RESOURCE_NOT_FOUND). Search never
+ * returns a memory that is not ACTIVE.
  *
  * Who may change it: only its owner updates, deletes, restores or purges it; administrators act
  * through ReviewMemory and ForgetUser.
@@ -924,9 +930,10 @@ export const DecisionCountsSchema: GenMessage<DecisionCounts> = /*@__PURE__*/
  * Resource name: `extractionJobs/{extraction_job}`, a server-assigned ULID.
  *
  * Visible to the owner of the MemCell's session, to the caller that started it, and to principals
- * with the `admin` or `service` role for every job of their tenant. Jobs are durable: a job
- * interrupted by a restart is resumed (`attempt_count` grows, at most 3 attempts). Jobs are kept
- * for at least 30 days.
+ * with the `admin` or `service` role for every job of their tenant; its candidates only to the
+ * owner, the memories of its decisions only as far as the caller may see them (see `Memory`).
+ * Jobs are durable: a job interrupted by a restart is resumed (`attempt_count` grows, at most 3
+ * attempts). Jobs are kept for at least 30 days.
  *
  * @generated from message engram.governance.v1.ExtractionJob
  */

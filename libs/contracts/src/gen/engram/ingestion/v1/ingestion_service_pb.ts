@@ -1703,8 +1703,9 @@ export const IngestPhaseSchema: GenEnum<IngestPhase> = /*@__PURE__*/
  * Malformed common fields are also generic: FIELD_REQUIRED [INVALID_ARGUMENT] for an empty
  * required name or parent, FIELD_INVALID [INVALID_ARGUMENT] for a malformed `request_id`, `etag` or
  * Timestamp, TIME_RANGE_INVALID [INVALID_ARGUMENT] for a time-range filter whose start is after
- * its end, and MESSAGE_TOO_LARGE [RESOURCE_EXHAUSTED] for a request over the server's receive
- * limit.
+ * its end, MESSAGE_MALFORMED [INVALID_ARGUMENT] for a request that cannot be decoded (e.g. a
+ * Struct nested deeper than the decoder allows), and MESSAGE_TOO_LARGE [RESOURCE_EXHAUSTED] for
+ * a request over the server's receive limit.
  *
  * --- Documents ---
  *
@@ -1741,6 +1742,9 @@ export const IngestionService: GenService<{
    * - RESOURCE_EXHAUSTED `MESSAGE_TOO_LARGE`: the request message exceeds the server's maximum
    *   receive size (default 5 MiB).
    * - RESOURCE_EXHAUSTED `QUOTA_EXCEEDED`: the owner's or tenant's document storage quota.
+   * - RESOURCE_EXHAUSTED `RATE_LIMITED`: the caller (tenant and subject) has too many document
+   *   ingestions in flight (this method and `StreamIngestDocument` together) or started too many
+   *   in the last minute; the status carries a `google.rpc.RetryInfo` with the delay to wait.
    *
    * @generated from rpc engram.ingestion.v1.IngestionService.IngestDocument
    */
@@ -2014,6 +2018,9 @@ export const IngestionService: GenService<{
    * - RESOURCE_EXHAUSTED `MESSAGE_TOO_LARGE`: the request message exceeds the server's maximum
    *   receive size (default 5 MiB); send fewer messages per call.
    * - RESOURCE_EXHAUSTED `QUOTA_EXCEEDED`: the owner's message storage quota.
+   * - RESOURCE_EXHAUSTED `RATE_LIMITED`: the caller (tenant and subject) has too many appends in
+   *   flight or made too many in the last minute; the status carries a `google.rpc.RetryInfo`
+   *   with the delay to wait.
    *
    * @generated from rpc engram.ingestion.v1.IngestionService.AppendMessages
    */
@@ -2169,7 +2176,8 @@ export const IngestionService: GenService<{
    * not an error. A retry with the same `request_id` after a successful call returns the
    * original counts without erasing again.
    *
-   * Callers: principals with the `service` role only (governance).
+   * Callers: principals with the `service` role only (governance), under a live forget receipt:
+   * `forget_receipt` must name a PENDING receipt of the caller's tenant for `subject`.
    *
    * Errors beyond the generic ones:
    * - INVALID_ARGUMENT `FIELD_REQUIRED`: `subject`, `forget_receipt` or `cutoff_time` missing.
@@ -2177,6 +2185,8 @@ export const IngestionService: GenService<{
    * - INVALID_ARGUMENT `REQUEST_ID_REUSED`: `request_id` was used with a different request.
    * - PERMISSION_DENIED `ROLE_REQUIRED`: the caller lacks the `service` role (metadata `role`:
    *   `service`).
+   * - FAILED_PRECONDITION `FORGET_RECEIPT_NOT_PENDING`: the receipt does not exist in the tenant,
+   *   is not PENDING, or is for another subject; nothing is erased.
    *
    * @generated from rpc engram.ingestion.v1.IngestionService.EraseSubject
    */

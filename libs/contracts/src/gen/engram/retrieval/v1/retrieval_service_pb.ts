@@ -381,8 +381,9 @@ export const GetIndexStatusResponseSchema: GenMessage<GetIndexStatusResponse> = 
  * Malformed common fields are also generic: FIELD_REQUIRED [INVALID_ARGUMENT] for an empty
  * required name or parent, FIELD_INVALID [INVALID_ARGUMENT] for a malformed `request_id`, `etag` or
  * Timestamp, TIME_RANGE_INVALID [INVALID_ARGUMENT] for a time-range filter whose start is after
- * its end, and MESSAGE_TOO_LARGE [RESOURCE_EXHAUSTED] for a request over the server's receive
- * limit.
+ * its end, MESSAGE_MALFORMED [INVALID_ARGUMENT] for a request that cannot be decoded (e.g. a
+ * Struct nested deeper than the decoder allows), and MESSAGE_TOO_LARGE [RESOURCE_EXHAUSTED] for
+ * a request over the server's receive limit.
  *
  * @generated from service engram.retrieval.v1.RetrievalService
  */
