@@ -4,7 +4,6 @@
  * peers (ingestion, governance, retrieval answer from memory) and, for Chat, the scripted
  * OpenAI-compatible server.
  */
-import { randomBytes } from 'node:crypto';
 import { create, type MessageInitShape } from '@bufbuild/protobuf';
 import { timestampNow } from '@bufbuild/protobuf/wkt';
 import {
@@ -26,7 +25,6 @@ import {
   type ChatResponse,
 } from '@engram/contracts/context';
 import { DecisionOutcome, GovernanceService, MemoryType } from '@engram/contracts/governance';
-import { ErrorInfoSchema } from '@engram/contracts/grpc';
 import {
   IngestionService,
   MessageRole,
@@ -38,18 +36,7 @@ import {
 import { RetrievalService } from '@engram/contracts/retrieval';
 import { LocalEmbedder, resolveModelRoot, type Embedder } from '@engram/embeddings';
 import { OpenAIChatModel } from '@engram/llm';
-import {
-  createAuthenticator,
-  createInProcessTransport,
-  createLogger,
-  createServiceCredentials,
-  mintToken,
-  moduleRegistrations,
-  scopedMetrics,
-  type ModuleContext,
-  type Role,
-  type ServiceModule,
-} from '@engram/runtime';
+import { mintToken, scopedMetrics, type ModuleContext, type Role, type ServiceModule } from '@engram/runtime';
 import {
   ForgetReceiptRepository,
   SessionRepository,
@@ -60,20 +47,13 @@ import {
 } from '@engram/store';
 import { fakeAwsAccessKeyId, fakeOpenAiProjectKey } from '@engram/testing';
 import { replies, startScriptedOpenAI, type ScriptedOpenAI } from '../../../libs/llm/test/scripted-openai.js';
+import { failure, moduleTestbed, reasonOf } from '../../../libs/runtime/test/module-testbed.js';
 import { dialects } from '../../../libs/store/test/harness.js';
 import { DEFAULT_LAYER_SHARES, type ContextSettings } from '../src/config.js';
 import { contextModule } from '../src/module.js';
 import type { ContextResources } from '../src/resources.js';
 
-const secret = randomBytes(32);
-/** The service key (decision 0024): `service`-role tokens are signed and verified with it only. */
-const serviceSecret = randomBytes(32);
-const logger = createLogger({ service: 'test', level: 'silent' });
-const limits = { maxMessageBytes: 8 << 20, maxStreamMessages: 1000, maxTimeoutMs: 60_000 };
-const credentials = createServiceCredentials(
-  { algorithm: 'HS256', secret: serviceSecret },
-  { subject: 'engram-context' },
-);
+const { secret, serviceSecret, logger, credentials, mount } = moduleTestbed('engram-context');
 const settings: ContextSettings = {
   layerShares: DEFAULT_LAYER_SHARES,
   compaction: { thresholdTokens: 3_000, keepRecentTurns: 6, summaryMaxTokens: 800 },
@@ -221,18 +201,7 @@ async function mounted(
     transport: () => peers.transport,
   };
   const module = contextModule(resources, context);
-  const authenticate = await createAuthenticator({
-    mode: 'hs256',
-    secret,
-    clockToleranceSec: 0,
-    serviceKey: { algorithm: 'HS256', secret: serviceSecret },
-  });
-  const transport = createInProcessTransport(() => ({
-    services: moduleRegistrations([module]),
-    authenticate,
-    logger,
-    limits,
-  }));
+  const transport = await mount([module]);
   return { client: createClient(ContextService, transport), module };
 }
 
@@ -256,17 +225,6 @@ function pendingReceipt(store: Store, subject: string, requestId: string) {
     requestId,
   });
 }
-
-async function failure(promise: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await promise;
-  } catch (error) {
-    return ConnectError.from(error);
-  }
-  throw new Error('expected the call to fail');
-}
-
-const reasonOf = (error: ConnectError) => error.findDetails(ErrorInfoSchema)[0]?.reason;
 
 /** A session of `owner` in the database (erasure reads ingestion's table) and in the scripted ingestion. */
 async function newSession(

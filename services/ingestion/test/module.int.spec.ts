@@ -3,25 +3,12 @@
  * error boundary as the network) over a real database, and the extraction hand-off against a
  * scripted governance.
  */
-import { randomBytes } from 'node:crypto';
 import { timestampNow } from '@bufbuild/protobuf/wkt';
-import { Code, ConnectError, createClient, createRouterTransport, type Client } from '@connectrpc/connect';
+import { Code, createClient, createRouterTransport, type Client } from '@connectrpc/connect';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ExtractionJobState, GovernanceService } from '@engram/contracts/governance';
-import { ErrorInfoSchema } from '@engram/contracts/grpc';
 import { IngestionService, MessageRole } from '@engram/contracts/ingestion';
-import {
-  createAuthenticator,
-  createInProcessTransport,
-  createLogger,
-  createServiceCredentials,
-  engramTracer,
-  mintToken,
-  moduleRegistrations,
-  metricsRegistry,
-  scopedMetrics,
-  type ModuleContext,
-} from '@engram/runtime';
+import { engramTracer, mintToken, metricsRegistry, scopedMetrics, type ModuleContext } from '@engram/runtime';
 import {
   ForgetReceiptRepository,
   SessionRepository,
@@ -31,21 +18,14 @@ import {
   type Store,
 } from '@engram/store';
 import { fakeAwsAccessKeyId, fakeOpenAiProjectKey } from '@engram/testing';
+import { failure, moduleTestbed, reasonOf } from '../../../libs/runtime/test/module-testbed.js';
 import { dialects } from '../../../libs/store/test/harness.js';
 import { DEFAULT_BOUNDARY_RULES } from '../src/domain/boundaries.js';
 import { ExtractionHandOff } from '../src/handoff.js';
 import { ingestionModule } from '../src/module.js';
 import type { IngestionResources } from '../src/resources.js';
 
-const secret = randomBytes(32);
-/** The service key (decision 0024): `service`-role tokens are signed and verified with it only. */
-const serviceSecret = randomBytes(32);
-const logger = createLogger({ service: 'test', level: 'silent' });
-const limits = { maxMessageBytes: 8 << 20, maxStreamMessages: 1000, maxTimeoutMs: 60_000 };
-const credentials = createServiceCredentials(
-  { algorithm: 'HS256', secret: serviceSecret },
-  { subject: 'engram-ingestion' },
-);
+const { secret, serviceSecret, logger, credentials, mount } = moduleTestbed('engram-ingestion');
 
 /** What a Kysely `TableNode` names. */
 type TableNodeShape = { readonly table: { readonly identifier: { readonly name: string } } };
@@ -107,18 +87,7 @@ async function mounted(store: Store): Promise<Client<typeof IngestionService>> {
   };
   const module = ingestionModule(resources(store), context);
   for (const worker of module.workers) await worker.stop();
-  const authenticate = await createAuthenticator({
-    mode: 'hs256',
-    secret,
-    clockToleranceSec: 0,
-    serviceKey: { algorithm: 'HS256', secret: serviceSecret },
-  });
-  const transport = createInProcessTransport(() => ({
-    services: moduleRegistrations([module]),
-    authenticate,
-    logger,
-    limits,
-  }));
+  const transport = await mount([module]);
   return createClient(IngestionService, transport);
 }
 
@@ -129,17 +98,6 @@ const as = async (subject: string, tenantId = 't1') => ({
 });
 
 const user = (content: string) => ({ role: MessageRole.USER, content });
-
-async function failure(promise: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await promise;
-  } catch (error) {
-    return ConnectError.from(error);
-  }
-  throw new Error('expected the call to fail');
-}
-
-const reasonOf = (error: ConnectError) => error.findDetails(ErrorInfoSchema)[0]?.reason;
 
 describe.each(dialects)('the ingestion module on $name', (dialect) => {
   let store: Store;
