@@ -180,6 +180,7 @@ export {
   parseMemoryName,
   parseMessageName,
   parseReindexJobName,
+  parseRevisionName,
   parseSessionName,
   parseSessionStateName,
 } from './names.js';

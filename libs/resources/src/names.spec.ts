@@ -8,6 +8,7 @@ import {
   parseMemoryName,
   parseMessageName,
   parseReindexJobName,
+  parseRevisionName,
   parseSessionStateName,
 } from './names.js';
 import { DEFAULT_PAGE_LIMITS, methodKey, pageSize } from './wire.js';
@@ -34,6 +35,7 @@ describe('resource names', () => {
     expect(parseMessageName(`sessions/${S}/messages/${C}`)).toEqual({ sessionId: S, messageId: C });
     expect(parseMemCellName(`sessions/${S}/memCells/${C}`)).toEqual({ sessionId: S, memCellId: C });
     expect(parseChunkName(`documents/${S}/chunks/${C}`)).toEqual({ documentId: S, chunkId: C });
+    expect(parseRevisionName(`memories/${S}/revisions/${C}`)).toEqual({ memoryId: S, revisionId: C });
   });
 
   it('answers FIELD_REQUIRED for an empty name and NAME_INVALID with the field and template otherwise', () => {

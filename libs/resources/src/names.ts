@@ -58,6 +58,13 @@ export function parseMemCellName(name: string, field = 'name'): { sessionId: str
   return { sessionId, memCellId };
 }
 
+const revisionName = nameParser('memories/{memory}/revisions/{revision}');
+/** `memories/{m}/revisions/{r}` → ids. */
+export function parseRevisionName(name: string, field = 'name'): { memoryId: string; revisionId: string } {
+  const [memoryId = '', revisionId = ''] = revisionName(name, field);
+  return { memoryId, revisionId };
+}
+
 const chunkName = nameParser('documents/{document}/chunks/{chunk}');
 /** `documents/{d}/chunks/{c}` → ids. */
 export function parseChunkName(name: string, field = 'name'): { documentId: string; chunkId: string } {

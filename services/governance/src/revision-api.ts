@@ -5,23 +5,8 @@ import {
   RevisionAction as RevisionActionEnum,
   type MemoryRevisionSchema,
 } from '@engram/contracts/governance';
-import { ULID_PATTERN, badName } from '@engram/resources';
-import { errors } from '@engram/runtime';
 import type { MemoryRevisionRecord, RevisionAction } from '@engram/store';
 import { memoryMessage } from './memory-api.js';
-
-const REVISION_TEMPLATE = 'memories/{memory}/revisions/{revision}';
-const REVISION_NAME = new RegExp(`^memories/(${ULID_PATTERN})/revisions/(${ULID_PATTERN})$`);
-
-/** `memories/{memory}/revisions/{revision}` → ids (FIELD_REQUIRED when empty, else NAME_INVALID). */
-export function parseRevisionName(name: string, field = 'name'): { memoryId: string; revisionId: string } {
-  if (name === '') throw errors.fieldRequired(field);
-  const match = REVISION_NAME.exec(name);
-  const memoryId = match?.[1];
-  const revisionId = match?.[2];
-  if (memoryId === undefined || revisionId === undefined) return badName(field, REVISION_TEMPLATE);
-  return { memoryId, revisionId };
-}
 
 const REVISION_ACTIONS: Record<RevisionAction, RevisionActionEnum> = {
   CREATE: RevisionActionEnum.CREATE,

@@ -1,9 +1,9 @@
-import { DEFAULT_PAGE_LIMITS, pageSize, parseMemoryName } from '@engram/resources';
+import { DEFAULT_PAGE_LIMITS, pageSize, parseMemoryName, parseRevisionName } from '@engram/resources';
 import { errors, requirePrincipal } from '@engram/runtime';
 import { MemoryRepository, viewerOf } from '@engram/store';
 import type { GovernanceDeps, GovernanceImpl } from './deps.js';
 import { auditReviewReads } from './lifecycle.js';
-import { parseRevisionName, revisionMessage } from './revision-api.js';
+import { revisionMessage } from './revision-api.js';
 
 /**
  * A memory's history: ListMemoryRevisions and GetMemoryRevision (whoever may see the memory now,
