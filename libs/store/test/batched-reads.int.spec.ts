@@ -3,43 +3,25 @@ import {
   DocumentRepository,
   SessionRepository,
   inTransaction,
-  type NewChunk,
   type NewDocument,
   type NewMessage,
   type Store,
 } from '../src/index.js';
+import { newChunk, newDocument, randomHash } from './fixtures.js';
 import { dialects } from './harness.js';
 
-const document = (tenantId: string, state: NewDocument['state']): NewDocument => ({
-  tenantId,
-  ownerId: 'alice',
-  orgId: '',
-  scope: 'SELF',
-  displayName: 'Handbook',
-  mimeType: 'text/plain',
-  sourceUri: '',
-  metadata: {},
-  contentHash: Math.random().toString(16).slice(2).padEnd(64, '0').slice(0, 64),
-  sizeBytes: 10,
-  charCount: 10,
-  state,
-  chunkSize: 1_000,
-  chunkOverlap: 150,
-  keepTablesWhole: true,
-  keepCodeWhole: true,
-});
+const document = (tenantId: string, state: NewDocument['state']): NewDocument =>
+  newDocument({
+    tenantId,
+    mimeType: 'text/plain',
+    sourceUri: '',
+    contentHash: randomHash(),
+    sizeBytes: 10,
+    charCount: 10,
+    state,
+  });
 
-const chunk = (ordinal: number): NewChunk => ({
-  ordinal,
-  kind: 'TEXT',
-  text: `paragraph ${ordinal}`,
-  startOffset: ordinal * 100,
-  endOffset: ordinal * 100 + 11,
-  overlapPrefixChars: 0,
-  headerPrefixChars: 0,
-  tokenCount: 3,
-  headingPath: [],
-});
+const chunk = (ordinal: number) => newChunk(ordinal);
 
 const message = (role: NewMessage['role'], content: string): NewMessage => ({ role, content, tokenCount: 1 });
 

@@ -9,46 +9,11 @@ import {
   type Store,
   type Viewer,
 } from '../src/index.js';
+import { newChunk, newDocument } from './fixtures.js';
 import { code, countRows, dialects, reason, thrown, useStore } from './harness.js';
 
-const HASH_A = 'a'.repeat(64);
-
-function document(overrides: Partial<NewDocument> = {}): NewDocument {
-  return {
-    tenantId: 't1',
-    ownerId: 'alice',
-    orgId: '',
-    scope: 'SELF',
-    displayName: 'Handbook',
-    mimeType: 'text/markdown',
-    sourceUri: 'file:///handbook.md',
-    metadata: {},
-    contentHash: HASH_A,
-    sizeBytes: 1_234,
-    charCount: 1_000,
-    state: 'INGESTING',
-    chunkSize: 1_000,
-    chunkOverlap: 150,
-    keepTablesWhole: true,
-    keepCodeWhole: true,
-    ...overrides,
-  };
-}
-
-function chunk(ordinal: number, overrides: Partial<NewChunk> = {}): NewChunk {
-  return {
-    ordinal,
-    kind: 'TEXT',
-    text: `paragraph ${ordinal}`,
-    startOffset: ordinal * 100,
-    endOffset: ordinal * 100 + 11,
-    overlapPrefixChars: 0,
-    headerPrefixChars: 0,
-    tokenCount: 3,
-    headingPath: [],
-    ...overrides,
-  };
-}
+const document = newDocument;
+const chunk = newChunk;
 
 /** Outbox rows about these aggregates, oldest first, as [kind, id, operation, payload]. */
 async function outboxFor(store: Store, ids: readonly string[]): Promise<[string, string, string, unknown][]> {
