@@ -25,6 +25,7 @@ import {
   type VectorIndex,
   type VectorStore,
 } from '@engram/vector-index';
+import { newDocument, randomHash } from '../../../libs/store/test/fixtures.js';
 import { dialects } from '../../../libs/store/test/harness.js';
 import { LIVE_ALIAS, ensureLiveIndex, indexSpec } from '../src/indexer/collections.js';
 import { Indexer } from '../src/indexer/indexer.js';
@@ -134,24 +135,19 @@ describe.each(stacks)('the indexer on $name', ({ open }) => {
 
   const addDocument = (texts: string[]) =>
     inTransaction(stack.store, async (trx) => {
-      const document = await documents.createDocument(trx, {
-        tenantId,
-        ownerId: 'alice',
-        orgId: '',
-        scope: 'SELF',
-        displayName: 'notes',
-        mimeType: 'text/plain',
-        sourceUri: '',
-        metadata: {},
-        contentHash: Math.random().toString(16).slice(2).padEnd(64, '0').slice(0, 64),
-        sizeBytes: 10,
-        charCount: 10,
-        state: 'READY',
-        chunkSize: 1000,
-        chunkOverlap: 150,
-        keepTablesWhole: true,
-        keepCodeWhole: true,
-      });
+      const document = await documents.createDocument(
+        trx,
+        newDocument({
+          tenantId,
+          displayName: 'notes',
+          mimeType: 'text/plain',
+          sourceUri: '',
+          contentHash: randomHash(),
+          sizeBytes: 10,
+          charCount: 10,
+          state: 'READY',
+        }),
+      );
       const chunks = await documents.addChunks(
         trx,
         tenantId,

@@ -9,6 +9,7 @@ import {
   type Store,
 } from '@engram/store';
 import type { PointPayload } from '@engram/vector-index';
+import { newDocument, randomHash } from '../../../libs/store/test/fixtures.js';
 import { dialects } from '../../../libs/store/test/harness.js';
 import { EMPTY_FILTER as FILTER } from '../src/search-api.js';
 import { Hydrator, type Hydrated, type Hydration, type Merged } from '../src/search-hydration.js';
@@ -84,24 +85,19 @@ describe.each(dialects)('Search hydration on $name', (dialect) => {
       );
     const document = (state: 'READY' | 'INGESTING', texts: string[]) =>
       inTransaction(store, async (trx) => {
-        const created = await documents.createDocument(trx, {
-          tenantId,
-          ownerId: 'alice',
-          orgId: '',
-          scope: 'SELF',
-          displayName: 'notes',
-          mimeType: 'text/plain',
-          sourceUri: '',
-          metadata: {},
-          contentHash: Math.random().toString(16).slice(2).padEnd(64, '0').slice(0, 64),
-          sizeBytes: 10,
-          charCount: 10,
-          state,
-          chunkSize: 1000,
-          chunkOverlap: 150,
-          keepTablesWhole: true,
-          keepCodeWhole: true,
-        });
+        const created = await documents.createDocument(
+          trx,
+          newDocument({
+            tenantId,
+            displayName: 'notes',
+            mimeType: 'text/plain',
+            sourceUri: '',
+            contentHash: randomHash(),
+            sizeBytes: 10,
+            charCount: 10,
+            state,
+          }),
+        );
         const chunks = await documents.addChunks(
           trx,
           tenantId,
