@@ -48,7 +48,11 @@ import { gitCommit, loadAverage, machine, peakRssMib, processRss, qdrantPid } fr
 const SCRIPT = fileURLToPath(import.meta.url);
 const WORKSPACE = resolve(dirname(SCRIPT), '..');
 
-const DIMS = 512;
+/**
+ * The shape of the run, set from the command line (`--dims`, `--quantization`) in the parent and
+ * from the task in every child, before any point or query is made.
+ */
+const shape: { dims: number; quantization: 'none' | 'int8' } = { dims: 512, quantization: 'none' };
 const COLLECTION = 'bench';
 const BATCH = 256;
 const LIMIT = 10;
@@ -125,8 +129,8 @@ function normalized(v: Float32Array): Float32Array {
 }
 
 function randomUnit(random: () => number): Float32Array {
-  const v = new Float32Array(DIMS);
-  for (let d = 0; d < DIMS; d++) v[d] = gaussian(random);
+  const v = new Float32Array(shape.dims);
+  for (let d = 0; d < shape.dims; d++) v[d] = gaussian(random);
   return normalized(v);
 }
 
@@ -147,8 +151,8 @@ class VectorSpace {
 
   sample(random: () => number): Float32Array {
     const centre = this.centres[Math.floor(random() * CLUSTERS)]!;
-    const v = new Float32Array(DIMS);
-    for (let d = 0; d < DIMS; d++) {
+    const v = new Float32Array(shape.dims);
+    for (let d = 0; d < shape.dims; d++) {
       v[d] = 0.5 * this.common[d]! + 0.7 * centre[d]! + 0.035 * gaussian(random);
     }
     return normalized(v);
@@ -362,9 +366,15 @@ interface EmbedTask {
   readonly texts: number;
 }
 interface IndexTask {
-  readonly phase: 'fill' | 'query';
+  /** `truth`: the exact (float) dense answers of the embedded index, for an int8 run's recall. */
+  readonly phase: 'fill' | 'query' | 'truth';
   readonly adapter: Adapter;
   readonly size: number;
+  readonly dims: number;
+  /** Embedded only: how the fill and query phases hold the dense vectors in memory. */
+  readonly quantization: 'none' | 'int8';
+  /** Embedded int8 query phase: the truth phase's answers (JSON: ids per query). */
+  readonly truthFile?: string;
   /** Embedded: the index directory. Qdrant: the REST URL. */
   readonly location: string;
   readonly queries: number;
@@ -492,9 +502,26 @@ async function runEmbed(task: EmbedTask): Promise<EmbedResult> {
 }
 
 function openStore(task: IndexTask, exact = false): VectorStore {
+  // The fill holds the index as the serving process would; only the truth phase reads float32.
+  const quantization = task.phase === 'truth' ? 'none' : task.quantization;
   return task.adapter === 'embedded'
-    ? createEmbeddedStore({ path: task.location })
+    ? createEmbeddedStore({ path: task.location, ...(quantization === 'int8' ? { quantization } : {}) })
     : createQdrantStore({ url: task.location, exact });
+}
+
+/** The exact top-10 ids of every dense query, from the embedded index held as float32. */
+async function runTruth(task: IndexTask): Promise<string[][]> {
+  const queries = querySet(task.queries);
+  const store = openStore(task);
+  try {
+    const index = store.index(COLLECTION);
+    const truth: string[][] = [];
+    for (let q = 0; q < task.queries; q++)
+      truth.push((await index.searchDense(queries.dense[q]!, VISIBLE, LIMIT)).map((p) => p.id));
+    return truth;
+  } finally {
+    await store.close();
+  }
 }
 
 /** Waits until Qdrant reports the collection green (optimizers done, indexes built). */
@@ -521,7 +548,7 @@ async function runFill(task: IndexTask): Promise<FillResult> {
   const store = openStore(task);
   try {
     const index = store.index(COLLECTION);
-    await index.ensureCollection({ model: 'bench', dimensions: DIMS });
+    await index.ensureCollection({ model: 'bench', dimensions: shape.dims });
     const batchMs: number[] = [];
     let generateMs = 0;
     let generated = performance.now();
@@ -590,6 +617,18 @@ async function runQuery(task: IndexTask): Promise<QueryResult> {
       }
     }
     let denseRecallAt10: number | undefined;
+    if (task.truthFile !== undefined) {
+      const truth = JSON.parse(readFileSync(task.truthFile, 'utf8')) as string[][];
+      let found = 0;
+      let wanted = 0;
+      for (let q = 0; q < task.queries; q++) {
+        const want = new Set(truth[q]);
+        const got = await index.searchDense(queries.dense[q]!, VISIBLE, LIMIT);
+        found += got.filter((p) => want.has(p.id)).length;
+        wanted += want.size;
+      }
+      denseRecallAt10 = round3(found / wanted);
+    }
     if (exactStore !== undefined) {
       const exact = exactStore.index(COLLECTION);
       let found = 0;
@@ -684,12 +723,18 @@ async function compareTransports(task: IndexTask, queries: QuerySet): Promise<Tr
 }
 
 async function runChild(task: Task, resultFile: string): Promise<void> {
+  if (task.phase !== 'embed') {
+    shape.dims = task.dims;
+    shape.quantization = task.quantization;
+  }
   const result =
     task.phase === 'embed'
       ? await runEmbed(task)
       : task.phase === 'fill'
         ? await runFill(task)
-        : await runQuery(task);
+        : task.phase === 'truth'
+          ? await runTruth(task)
+          : await runQuery(task);
   writeFileSync(resultFile, JSON.stringify(result));
 }
 
@@ -822,6 +867,8 @@ async function main(): Promise<void> {
       queries: { type: 'string', default: '200' },
       adapters: { type: 'string', default: 'embedded,qdrant' },
       texts: { type: 'string', default: '200' },
+      dims: { type: 'string', default: '512' },
+      quantization: { type: 'string', default: 'none' },
       'skip-embeddings': { type: 'boolean', default: false },
       'child-task': { type: 'string' },
       'child-result': { type: 'string' },
@@ -842,6 +889,11 @@ async function main(): Promise<void> {
   if (adapterNames.some((a) => a !== 'embedded' && a !== 'qdrant'))
     throw new Error('--adapters: embedded,qdrant');
   const adapters = adapterNames as Adapter[];
+  shape.dims = Number(values.dims);
+  if (!Number.isInteger(shape.dims) || shape.dims < 8) throw new Error('--dims: an integer ≥ 8');
+  if (values.quantization !== 'none' && values.quantization !== 'int8')
+    throw new Error('--quantization: none or int8 (embedded index only)');
+  shape.quantization = values.quantization;
 
   const began = performance.now();
   const startedAt = new Date().toISOString();
@@ -867,14 +919,31 @@ async function main(): Promise<void> {
   const runs: IndexRun[] = [];
   for (const adapter of adapters) {
     for (const size of sizes) {
-      const base = { adapter, size, queries, transport: adapter === 'qdrant' && size === 10_000 };
+      const base = {
+        adapter,
+        size,
+        queries,
+        dims: shape.dims,
+        quantization: adapter === 'embedded' ? shape.quantization : ('none' as const),
+        transport: adapter === 'qdrant' && size === 10_000,
+      };
       if (adapter === 'embedded') {
         // On disk, not tmpfs: durability (synchronous = FULL) is part of the insert cost.
         const dir = mkdtempSync(join(scratch, 'embedded-'));
         console.log(`[embedded ${size}] fill`);
         const fill = await child<FillResult>({ ...base, phase: 'fill', location: dir }, scratch);
-        console.log(`[embedded ${size}] query`);
-        const query = await child<QueryResult>({ ...base, phase: 'query', location: dir }, scratch);
+        let truthFile: string | undefined;
+        if (base.quantization === 'int8') {
+          console.log(`[embedded ${size}] exact answers (float32)`);
+          const truth = await child<string[][]>({ ...base, phase: 'truth', location: dir }, scratch);
+          truthFile = join(scratch, `truth-${size}.json`);
+          writeFileSync(truthFile, JSON.stringify(truth));
+        }
+        console.log(`[embedded ${size}] query (${base.quantization})`);
+        const query = await child<QueryResult>(
+          { ...base, phase: 'query', location: dir, ...(truthFile !== undefined ? { truthFile } : {}) },
+          scratch,
+        );
         rmSync(dir, { recursive: true, force: true });
         runs.push({ adapter, size, fill, query });
       } else {
@@ -907,7 +976,16 @@ async function main(): Promise<void> {
     machine: machine(),
     loadAverage: { start: loadAtStart, end: loadAverage() },
     runtimeSeconds,
-    settings: { dims: DIMS, batch: BATCH, limit: LIMIT, queries, warmup: WARMUP, owners: OWNERS, orgs: ORGS },
+    settings: {
+      dims: shape.dims,
+      quantization: shape.quantization,
+      batch: BATCH,
+      limit: LIMIT,
+      queries,
+      warmup: WARMUP,
+      owners: OWNERS,
+      orgs: ORGS,
+    },
     embeddings: embed,
     index: runs,
   };

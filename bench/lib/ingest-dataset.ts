@@ -7,8 +7,8 @@
  * appends every conversation as its user: one Engram session per dataset session; turns go through
  * `AppendMessages` in batches of at most 100 with `occur_time` = the session's `started_at` + i × 30
  * s, then `FlushSession` (so MemCells close and extraction runs). It waits until every MemCell is
- * EXTRACTED or FAILED and the index outbox is drained (`GetIndexStatus` as an admin of tenant
- * `bench`), and returns the message name → turn id map, the sessions with their messages in order,
+ * EXTRACTED or FAILED and the index outbox and the dense stage are drained (`GetIndexStatus` as an
+ * admin of tenant `bench`), and returns the message name → turn id map, the sessions with their messages in order,
  * and the ingestion timings.
  */
 import { randomBytes } from 'node:crypto';
@@ -232,14 +232,20 @@ export async function ingestDataset(
       .filter(([status]) => status !== 'EXTRACTED' && status !== 'FAILED')
       .reduce((a, [, n]) => a + n, 0);
     const { indexStatus } = await retrieval.getIndexStatus({}, admin);
-    const backlog = Number(indexStatus?.outboxPending ?? 0n) + Number(indexStatus?.outboxRetrying ?? 0n);
+    // Lexical-first indexing (decision 0032): the outbox drains first, dense vectors follow.
+    const densePending = (indexStatus?.kinds ?? []).reduce(
+      (a, k) => a + Number(k.densePendingPoints ?? 0n),
+      0,
+    );
+    const backlog =
+      Number(indexStatus?.outboxPending ?? 0n) + Number(indexStatus?.outboxRetrying ?? 0n) + densePending;
     if (Date.now() - lastReport > 15_000) {
       lastReport = Date.now();
       const kinds = (indexStatus?.kinds ?? [])
         .map((k) => `${ItemKind[k.kind]} ${k.sourceRows}/${k.indexedPoints ?? '?'}`)
         .join(', ');
       process.stdout.write(
-        `  waiting: cells ${JSON.stringify(cellStatus)}, outbox ${backlog}, ${kinds} (${Math.round(
+        `  waiting: cells ${JSON.stringify(cellStatus)}, outbox + dense pending ${backlog}, ${kinds} (${Math.round(
           (performance.now() - ingestStart) / 1000,
         )} s)\n`,
       );

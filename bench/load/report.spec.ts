@@ -1,7 +1,16 @@
 import { describe, expect, it } from '@jest/globals';
 import { seededRandom } from '@engram/testing';
 import {
+  admissionReport,
+  arrivalGapMs,
+  checkMixed,
+  checkOverload,
   checkTarget,
+  distribution,
+  gaugeValue,
+  seedCountProblems,
+  seedParamDifferences,
+  seedProgress,
   cpuPercent,
   histogramTotals,
   memoryVerdict,
@@ -183,5 +192,152 @@ describe('histogramTotals', () => {
     expect(histogramTotals(text, 'engram_embedding_batch_duration_seconds')).toEqual({
       '': { sum: 0.2, count: 4 },
     });
+  });
+});
+
+describe('gaugeValue', () => {
+  const text = [
+    '# HELP engram_outbox_depth Outbox rows not yet indexed.',
+    '# TYPE engram_outbox_depth gauge',
+    'engram_outbox_depth{state="pending"} 12',
+    'engram_outbox_depth{state="retrying"} 3',
+    'engram_outbox_depth{state="parked"} 0',
+    'engram_index_lag_seconds 0.75',
+    'engram_index_lag_seconds_other 9',
+  ].join('\n');
+
+  it('sums the series of a gauge, and tells an absent one', () => {
+    expect(gaugeValue(text, 'engram_outbox_depth')).toBe(15);
+    expect(gaugeValue(text, 'engram_index_lag_seconds')).toBe(0.75);
+    expect(gaugeValue(text, 'engram_index_dense_pending')).toBeUndefined();
+    expect(gaugeValue('', 'engram_index_lag_seconds')).toBeUndefined();
+  });
+});
+
+describe('distribution', () => {
+  it('nearest-rank percentiles, ignoring missing samples', () => {
+    const values = [...Array.from({ length: 100 }, (_, i) => i + 1), NaN];
+    expect(distribution(values)).toEqual({ n: 100, p50: 50, p95: 95, p99: 99, max: 100 });
+    expect(distribution([])).toMatchObject({ n: 0, p99: NaN });
+  });
+});
+
+describe('arrivalGapMs', () => {
+  it('fixed gaps are 1/rate, Poisson gaps average 1/rate', () => {
+    expect(arrivalGapMs(200, 'fixed', 0.3)).toBe(5);
+    const random = seededRandom(11);
+    let total = 0;
+    for (let i = 0; i < 20_000; i++) total += arrivalGapMs(100, 'poisson', random());
+    expect(total / 20_000).toBeCloseTo(10, 0);
+    expect(Number.isFinite(arrivalGapMs(100, 'poisson', 1))).toBe(true);
+    expect(() => arrivalGapMs(0, 'fixed', 0.5)).toThrow(/positive/);
+  });
+});
+
+describe('admissionReport and checkOverload', () => {
+  const records: CallRecord[] = [
+    ...Array.from({ length: 100 }, (_, i): CallRecord => ({ rpc: 'search', ms: i + 1, outcome: 'OK' })),
+    ...Array.from({ length: 50 }, (_, i): CallRecord => ({
+      rpc: 'search',
+      ms: 1 + i / 10,
+      outcome: i % 2 === 0 ? 'RESOURCE_EXHAUSTED' : 'RESOURCE_EXHAUSTED/OVERLOADED',
+    })),
+    { rpc: 'append', ms: 0, outcome: 'SHED_BY_GENERATOR' },
+  ];
+
+  it('splits admitted from refused calls, with the offered rate', () => {
+    const report = admissionReport(records, 10_000);
+    expect(report['search']).toMatchObject({
+      offered: 150,
+      offeredPerSecond: 15,
+      admitted: { n: 100, perSecond: 10, p50: 50, p99: 99, max: 100 },
+      refused: { n: 50, max: 5.9 },
+      otherErrors: {},
+    });
+    expect(report['all']!.otherErrors).toEqual({ SHED_BY_GENERATOR: 1 });
+    expect(report['append']!.admitted.n).toBe(0);
+  });
+
+  it('passes when admitted p99 and refusals are fast, and says why it misses', () => {
+    const lines = checkOverload(admissionReport(records.slice(0, 150), 10_000));
+    expect(lines.map((l) => l.pass)).toEqual([true, true, true]);
+    const slow = checkOverload(admissionReport(records, 10_000), { maxAdmittedP99Ms: 50, maxRefusedMs: 2 });
+    expect(slow.map((l) => l.pass)).toEqual([false, false, false]);
+    const none = checkOverload(admissionReport(records.slice(0, 100), 10_000));
+    expect(none[1]).toMatchObject({ pass: false, measured: 'none refused' });
+  });
+});
+
+describe('checkMixed', () => {
+  const report = summarise(
+    [
+      { rpc: 'search', ms: 10, outcome: 'OK' },
+      { rpc: 'append', ms: 20, outcome: 'OK' },
+      { rpc: 'context', ms: 30, outcome: 'OK' },
+    ],
+    1000,
+  );
+
+  it('needs no errors, a lag p99 within bound and a p99 for every RPC of the mix', () => {
+    const lag = distribution([0, 0.5, 1, 1.5]);
+    expect(checkMixed(report, lag, ['search', 'append', 'context']).every((l) => l.pass)).toBe(true);
+    const lines = checkMixed(report, distribution([3, 4]), ['search', 'append', 'context', 'ingest']);
+    expect(lines.map((l) => l.pass)).toEqual([true, false, false]);
+    expect(lines[2]!.margin).toMatch(/ingest/);
+    expect(checkMixed(report, undefined, ['search'])[1]).toMatchObject({
+      pass: false,
+      measured: 'not sampled',
+    });
+  });
+});
+
+describe('seed manifest checks', () => {
+  it('lists every parameter that differs', () => {
+    const stored = { items: 100_000, users: 1000, orgs: 10, store: 'mysql' };
+    expect(seedParamDifferences(stored, { ...stored })).toEqual([]);
+    expect(seedParamDifferences(stored, { ...stored, users: 50, orgs: 5 })).toEqual([
+      'orgs: seeded with 10, asked 5',
+      'users: seeded with 1000, asked 50',
+    ]);
+    expect(seedParamDifferences(stored, { items: 100_000, users: 1000, orgs: 10 })).toEqual([
+      'store: seeded with "mysql", asked undefined',
+    ]);
+  });
+
+  it('accepts a state that grew, refuses one that shrank or is not fully indexed', () => {
+    const recorded = { MEMORY: 100, CHUNK: 300, ROUND: 600 };
+    expect(
+      seedCountProblems(recorded, {
+        MEMORY: { rows: 100, points: 100 },
+        CHUNK: { rows: 310, points: 310 },
+        ROUND: { rows: 640, points: undefined },
+      }),
+    ).toEqual([]);
+    expect(
+      seedCountProblems(recorded, { MEMORY: { rows: 90, points: 90 }, CHUNK: { rows: 300, points: 250 } }),
+    ).toEqual([
+      'MEMORY: recorded 100 rows, 90 now',
+      'CHUNK: 300 rows but 250 indexed points',
+      'ROUND: recorded 600 rows, none now',
+    ]);
+  });
+});
+
+describe('seedProgress', () => {
+  it('collects the users done and the time of every run, skipping a cut line', () => {
+    const text = [
+      '{"run":"2026-12-01T10:00:00Z","t":1000}',
+      '{"user":0,"t":3000}',
+      '{"user":1,"t":6000}',
+      '{"t":8000}',
+      '{"run":"2026-12-01T11:00:00Z","t":100000}',
+      '{"user":2,"t":104000}',
+      '{"user":3,"t"',
+    ].join('\n');
+    const progress = seedProgress(text);
+    expect([...progress.done]).toEqual([0, 1, 2]);
+    expect(progress.runs).toBe(2);
+    expect(progress.priorMs).toBe(7000 + 4000);
+    expect(seedProgress('')).toEqual({ done: new Set(), runs: 0, priorMs: 0 });
   });
 });

@@ -1,13 +1,14 @@
 /**
  * Pure helpers of the sustained-load benchmark (bench/load/run.ts): the option parsers, the RPC
- * picker, the per-RPC report (nearest-rank latency percentiles), the memory verdict and the target
- * check. No I/O.
+ * picker, the open-loop arrival gaps, the per-RPC report (nearest-rank latency percentiles), the
+ * admitted/refused split of an open-loop run, gauge parsing and distributions (indexer lag), the
+ * memory verdict, the target checks of issues #11 and #19, and the seed manifest comparison. No I/O.
  */
 
 import { median, percentile } from '@engram/testing';
 
-/** The RPCs the generator mixes. */
-export const RPCS = ['search', 'append', 'context'] as const;
+/** The RPCs the generator mixes (`ingest`: IngestDocument of a small document). */
+export const RPCS = ['search', 'append', 'context', 'ingest'] as const;
 export type Rpc = (typeof RPCS)[number];
 
 /** Fraction of the calls per RPC; the fractions of the RPCs present sum to 1. */
@@ -277,4 +278,237 @@ export function histogramTotals(text: string, name: string): Record<string, { su
     entry[match[1] as 'sum' | 'count'] = Number(match[3]);
   }
   return out;
+}
+
+/** `_sum`-less gauge: the sum of every series of `name` in a text exposition, undefined if absent. */
+export function gaugeValue(text: string, name: string): number | undefined {
+  let total: number | undefined;
+  for (const line of text.split('\n')) {
+    const match = new RegExp(`^${name}(\\{[^}]*\\})?\\s+(\\S+)`).exec(line);
+    if (match === null) continue;
+    const value = Number(match[2]);
+    if (Number.isFinite(value)) total = (total ?? 0) + value;
+  }
+  return total;
+}
+
+/** Nearest-rank summary of a sample (e.g. the indexer lag sampled each tick). */
+export interface Distribution {
+  readonly n: number;
+  readonly p50: number;
+  readonly p95: number;
+  readonly p99: number;
+  readonly max: number;
+}
+
+export function distribution(values: readonly number[]): Distribution {
+  const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
+  const r = (x: number) => Math.round(x * 1000) / 1000;
+  return {
+    n: sorted.length,
+    p50: r(percentile(sorted, 50)),
+    p95: r(percentile(sorted, 95)),
+    p99: r(percentile(sorted, 99)),
+    max: r(sorted.at(-1) ?? NaN),
+  };
+}
+
+/** The gap before the next arrival of an open loop at `rate` per second: Poisson (exponential gaps) or fixed. */
+export function arrivalGapMs(rate: number, arrivals: 'poisson' | 'fixed', u: number): number {
+  if (!(rate > 0)) throw new Error('rate must be positive');
+  const mean = 1000 / rate;
+  return arrivals === 'fixed' ? mean : -Math.log(1 - Math.min(u, 1 - 1e-12)) * mean;
+}
+
+/** Admitted (OK) and refused (RESOURCE_EXHAUSTED, the admission control) calls of one RPC in an open loop. */
+export interface AdmissionReport {
+  readonly offered: number;
+  readonly offeredPerSecond: number;
+  readonly admitted: Distribution & { readonly perSecond: number };
+  readonly refused: Distribution;
+  /** Not admitted for another reason: outcome → count (not started for the bound on outstanding calls: `SHED_BY_GENERATOR`). */
+  readonly otherErrors: Readonly<Record<string, number>>;
+}
+
+/** Outcome of a call the server refused for load (RESOURCE_EXHAUSTED with or without a reason). */
+export const isRefusal = (outcome: string) =>
+  outcome === 'RESOURCE_EXHAUSTED' || outcome.startsWith('RESOURCE_EXHAUSTED/');
+
+/** Per RPC (and `all`): the offered rate, admitted calls' and refusals' latency, other outcomes. */
+export function admissionReport(
+  records: readonly CallRecord[],
+  windowMs: number,
+): Record<string, AdmissionReport> {
+  const groups = new Map<string, CallRecord[]>([['all', [...records]]]);
+  for (const r of records) groups.set(r.rpc, [...(groups.get(r.rpc) ?? []), r]);
+  const out: Record<string, AdmissionReport> = {};
+  const perSecond = (n: number) => (windowMs > 0 ? round1((n * 1000) / windowMs) : NaN);
+  for (const [name, group] of groups) {
+    if (group.length === 0) continue;
+    const admitted = group.filter((r) => r.outcome === 'OK').map((r) => r.ms);
+    const refused = group.filter((r) => isRefusal(r.outcome)).map((r) => r.ms);
+    const otherErrors: Record<string, number> = {};
+    for (const r of group)
+      if (r.outcome !== 'OK' && !isRefusal(r.outcome))
+        otherErrors[r.outcome] = (otherErrors[r.outcome] ?? 0) + 1;
+    out[name] = {
+      offered: group.length,
+      offeredPerSecond: perSecond(group.length),
+      admitted: { ...distribution(admitted), perSecond: perSecond(admitted.length) },
+      refused: distribution(refused),
+      otherErrors,
+    };
+  }
+  return out;
+}
+
+/**
+ * The issue #19 check of a mixed run at its sustainable rate: no errors, indexer lag p99 ≤ `maxLagS`
+ * (the sampled `engram_index_lag_seconds`), and a p99 for every RPC of the mix.
+ */
+export function checkMixed(
+  report: Readonly<Record<string, RpcReport>>,
+  lag: Distribution | undefined,
+  rpcs: readonly string[],
+  { maxLagS = 2 }: { maxLagS?: number } = {},
+): TargetLine[] {
+  const all = report['all'];
+  const errors = all?.errors ?? 0;
+  const lines: TargetLine[] = [
+    {
+      what: 'errors (all RPCs)',
+      target: '0',
+      measured: `${errors} of ${all?.calls ?? 0}`,
+      pass: errors === 0 && (all?.calls ?? 0) > 0,
+      margin: errors === 0 ? 'none' : JSON.stringify(all?.errorsByCode ?? {}),
+    },
+  ];
+  const p99 = lag?.p99 ?? NaN;
+  lines.push({
+    what: 'indexer lag p99 (engram_index_lag_seconds, sampled)',
+    target: `≤ ${maxLagS} s`,
+    measured:
+      lag === undefined || lag.n === 0 ? 'not sampled' : `${p99} s (max ${lag.max} s, ${lag.n} samples)`,
+    pass: p99 <= maxLagS,
+    margin: Number.isNaN(p99) ? 'no samples' : `${round1(p99 - maxLagS)} s`,
+  });
+  const missing = rpcs.filter((rpc) => !Number.isFinite(report[rpc]?.latencyMs.p99 ?? NaN));
+  lines.push({
+    what: "every RPC's p99 reported",
+    target: rpcs.join(', '),
+    measured: rpcs.map((rpc) => `${rpc} ${report[rpc]?.latencyMs.p99 ?? '–'} ms`).join(', '),
+    pass: missing.length === 0,
+    margin: missing.length === 0 ? 'all' : `no successful call: ${missing.join(', ')}`,
+  });
+  return lines;
+}
+
+/**
+ * The issue #19 overload check of an open-loop run: admitted calls' p99 ≤ `maxAdmittedP99Ms`, and
+ * the refused ones (RESOURCE_EXHAUSTED) answered in < `maxRefusedMs` (their p99).
+ */
+export function checkOverload(
+  admission: Readonly<Record<string, AdmissionReport>>,
+  { maxAdmittedP99Ms = 300, maxRefusedMs = 20 }: { maxAdmittedP99Ms?: number; maxRefusedMs?: number } = {},
+): TargetLine[] {
+  const all = admission['all'];
+  const admittedP99 = all?.admitted.p99 ?? NaN;
+  const refusedP99 = all?.refused.p99 ?? NaN;
+  return [
+    {
+      what: "admitted calls' p99",
+      target: `≤ ${maxAdmittedP99Ms} ms`,
+      measured: `${admittedP99} ms (${all?.admitted.n ?? 0} admitted of ${all?.offered ?? 0})`,
+      pass: admittedP99 <= maxAdmittedP99Ms,
+      margin: Number.isNaN(admittedP99) ? 'nothing admitted' : `${round1(admittedP99 - maxAdmittedP99Ms)} ms`,
+    },
+    {
+      what: 'refused calls (RESOURCE_EXHAUSTED) p99',
+      target: `< ${maxRefusedMs} ms`,
+      measured:
+        (all?.refused.n ?? 0) === 0
+          ? 'none refused'
+          : `${refusedP99} ms (${all?.refused.n} refused, max ${all?.refused.max} ms)`,
+      pass: (all?.refused.n ?? 0) > 0 && refusedP99 < maxRefusedMs,
+      margin:
+        (all?.refused.n ?? 0) === 0
+          ? 'no refusal: not overloaded, or no admission control'
+          : `${round1(refusedP99 - maxRefusedMs)} ms`,
+    },
+    {
+      what: 'other errors',
+      target: '0',
+      measured: JSON.stringify(all?.otherErrors ?? {}),
+      pass: Object.keys(all?.otherErrors ?? {}).length === 0,
+      margin: Object.keys(all?.otherErrors ?? {}).length === 0 ? 'none' : 'see errors by code',
+    },
+  ];
+}
+
+/** The parameters a seeded state is reused under: the same ones, or refuse. */
+export type SeedParams = Readonly<Record<string, string | number>>;
+
+/** What differs between the parameters a seed was made with and those asked for now (empty: reusable). */
+export function seedParamDifferences(stored: SeedParams, asked: SeedParams): string[] {
+  const keys = [...new Set([...Object.keys(stored), ...Object.keys(asked)])].sort();
+  return keys
+    .filter((k) => stored[k] !== asked[k])
+    .map((k) => `${k}: seeded with ${JSON.stringify(stored[k])}, asked ${JSON.stringify(asked[k])}`);
+}
+
+/**
+ * Problems of a reused seed: per kind, fewer source rows than the manifest recorded (the mixed
+ * workload only adds), or rows not all indexed. Empty when the state is intact.
+ */
+export function seedCountProblems(
+  recorded: Readonly<Record<string, number>>,
+  now: Readonly<Record<string, { rows: number; points: number | undefined }>>,
+): string[] {
+  const problems: string[] = [];
+  for (const [kind, rows] of Object.entries(recorded)) {
+    const current = now[kind];
+    if (current === undefined) problems.push(`${kind}: recorded ${rows} rows, none now`);
+    else if (current.rows < rows) problems.push(`${kind}: recorded ${rows} rows, ${current.rows} now`);
+    else if (current.points !== undefined && current.points < current.rows)
+      problems.push(`${kind}: ${current.rows} rows but ${current.points} indexed points`);
+  }
+  return problems;
+}
+
+/**
+ * Where an interrupted seed stands, from its progress log (one JSON object a line: `{"run": iso,
+ * "t": ms}` when a seeding run starts, `{"user": u, "t": ms}` when a user's writes are done, `{"t": ms}`
+ * while waiting for the index): the users done, the runs so far and the seeding time they spent
+ * (from each run's start to its last line). Unparsable lines (a line cut by a kill) are skipped.
+ */
+export function seedProgress(text: string): { done: Set<number>; runs: number; priorMs: number } {
+  const done = new Set<number>();
+  let runs = 0;
+  let priorMs = 0;
+  let runStart: number | undefined;
+  let last: number | undefined;
+  const close = () => {
+    if (runStart !== undefined && last !== undefined) priorMs += last - runStart;
+  };
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    let entry: { run?: string; user?: number; t?: number };
+    try {
+      entry = JSON.parse(line) as typeof entry;
+    } catch {
+      continue;
+    }
+    if (typeof entry.t !== 'number') continue;
+    if (entry.run !== undefined) {
+      close();
+      runs++;
+      runStart = entry.t;
+      last = entry.t;
+    } else {
+      if (typeof entry.user === 'number') done.add(entry.user);
+      last = entry.t;
+    }
+  }
+  close();
+  return { done, runs, priorMs };
 }

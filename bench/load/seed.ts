@@ -1,100 +1,45 @@
 /**
- * Seed data of the sustained-load benchmark, so Search and BuildContext have something to find:
- * per user (tenant `bench`, subjects `load-u<i>`) one Markdown document (IngestDocument, waiting for
- * the index) and one conversation of 12 turns with preferences, goals and facts, flushed with
- * `wait_for_extraction` (so governance extracts memories); then it waits until the index outbox is
- * drained. The generator's own sessions (one per client, for AppendMessages and BuildContext) are
- * created by `clientSessions`. Also the query texts the clients draw from.
+ * The seeded state of the load benchmark (bench/load/run.ts), through the real APIs of the running
+ * stack: per planned user (bench/load/corpus.ts `planUsers`), in its tenant `bench` and its org,
+ *
+ * - one Markdown document through IngestDocument (every tenth user's ORG-scoped), not waiting for
+ *   the index;
+ * - one session with the user's conversation through AppendMessages (batches of 100 messages: one
+ *   round per USER message), then FlushSession with `wait_for_extraction`, so governance's
+ *   extractors derive memories from it (the offline extractors: no chat model is configured);
+ * - memories through governance's CreateMemory (the hard rules apply; the first of every fifth
+ *   user ORG-scoped);
+ *
+ * `parallel` users at a time. Every item is embedded and indexed by the retrieval service's own
+ * indexer; seeding ends when the outbox is drained (GetIndexStatus) and the retrieval metrics'
+ * `engram_index_dense_pending` (lexical-first indexing, when present) reads 0, twice in a row.
+ * The counts per kind (source rows / indexed points) come from GetIndexStatus.
+ *
+ * The manifest (`<seed dir>/manifest.json`) records the parameters, the counts and the timings, so
+ * that a later run with the same `--seed-dir` and parameters reuses the state.
  */
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Code, ConnectError, createClient, type Transport } from '@connectrpc/connect';
-import { ItemKind } from '@engram/contracts/common';
-import { GovernanceService } from '@engram/contracts/governance';
+import { ItemKind, Scope } from '@engram/contracts/common';
+import { GovernanceService, MemoryType } from '@engram/contracts/governance';
 import { IngestionService, MessageRole } from '@engram/contracts/ingestion';
 import { RetrievalService } from '@engram/contracts/retrieval';
+import { userDocument, userMemories, userMessages, type Corpus, type UserPlan } from './corpus.js';
+import { gaugeValue, seedProgress, type SeedParams } from './report.js';
 
 /** Call options carrying a bearer token. */
 export interface Auth {
   readonly headers: { authorization: string };
 }
 
-export const TOPICS = [
-  'green tea',
-  'the trip to Lisbon in May',
-  'marathon training',
-  'learning the piano',
-  'the Rust rewrite of the billing service',
-  'Kubernetes upgrades',
-  'cooking fresh pasta',
-  'the monthly budget',
-  'the product launch deadline',
-  'sleep schedule',
-  'Spanish lessons',
-  'the home office setup',
-  '周末去杭州旅行',
-  '每天喝绿茶',
-  '学习机器学习',
-  '项目上线计划',
-] as const;
-
-const PREFIXES = [
-  'what do I know about',
-  'remind me about',
-  'notes on',
-  'what did I say about',
-  'my plans for',
-  'anything about',
-  'how should I approach',
-  'summary of',
-];
-
-/** Query `i` of a deterministic, varied set (prefix × topic). */
-export function queryText(i: number): string {
-  const topic = TOPICS[i % TOPICS.length]!;
-  const prefix = PREFIXES[Math.floor(i / TOPICS.length) % PREFIXES.length]!;
-  return /[\u4e00-\u9fff]/.test(topic) ? `${topic}怎么样` : `${prefix} ${topic}`;
-}
-
-function documentText(user: number): string {
-  const sections = TOPICS.map((topic, t) => {
-    const n = (user * 7 + t) % 11;
-    return /[\u4e00-\u9fff]/.test(topic)
-      ? `## ${topic}\n\n关于${topic}的笔记：第${n + 1}周的安排，需要提前准备，注意预算和时间。${topic}是用户${user}最近关心的事情。\n`
-      : `## Notes on ${topic}\n\nUser ${user} keeps notes on ${topic}: week ${n + 1} of the plan, what worked, what did not, ` +
-          `and the next three steps. The key decision about ${topic} is due by the end of the month; ` +
-          `costs stay under ${100 + n * 25} euros.\n`;
-  });
-  return `# Personal notes of load user ${user}\n\n${sections.join('\n')}`;
-}
-
-function conversation(user: number): { role: MessageRole; content: string }[] {
-  const t = (k: number) => TOPICS[(user + k) % 12]!; // English topics only
-  const turns = [
-    `From now on please answer more concisely.`,
-    `Understood, I will keep answers short.`,
-    `My goal for the next 30 days is to make progress on ${t(0)}.`,
-    `That sounds like a good goal. Do you want a weekly plan?`,
-    `I prefer ${t(1)} over ${t(2)} on weekends.`,
-    `Noted: weekends are for ${t(1)}.`,
-    `I live in Porto and I work as a software engineer.`,
-    `Thanks, that helps me tailor suggestions.`,
-    `Next Tuesday I have a meeting about ${t(3)}.`,
-    `I will remember the meeting about ${t(3)}.`,
-    `I don't like long emails; keep summaries under five bullet points.`,
-    `Got it: five bullet points at most.`,
-  ];
-  return turns.map((content, i) => ({
-    role: i % 2 === 0 ? MessageRole.USER : MessageRole.ASSISTANT,
-    content,
-  }));
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Calls `fn`, retrying ABORTED ("a concurrent change conflicted with this one; retry": a MariaDB
- * deadlock) and UNAVAILABLE (SQLite: "database is locked" when several processes write) up to 8
- * times with a growing pause; counts the retries per code in `retries`. Seeding only: the load
- * itself never retries, it counts.
+ * deadlock), UNAVAILABLE (SQLite: "database is locked" when several processes write) and
+ * RESOURCE_EXHAUSTED without a quota reason (admission control) up to 8 times with a growing pause;
+ * counts the retries per code in `retries`. Seeding only: the load itself never retries, it counts.
  */
 async function retryConflicts<T>(fn: () => Promise<T>, retries: Record<string, number>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
@@ -102,7 +47,10 @@ async function retryConflicts<T>(fn: () => Promise<T>, retries: Record<string, n
       return await fn();
     } catch (error) {
       const retryable =
-        error instanceof ConnectError && (error.code === Code.Aborted || error.code === Code.Unavailable);
+        error instanceof ConnectError &&
+        (error.code === Code.Aborted ||
+          error.code === Code.Unavailable ||
+          (error.code === Code.ResourceExhausted && !/quota/i.test(error.rawMessage)));
       if (!retryable || attempt >= 8) throw error;
       const name = Code[error.code];
       retries[name] = (retries[name] ?? 0) + 1;
@@ -111,44 +59,189 @@ async function retryConflicts<T>(fn: () => Promise<T>, retries: Record<string, n
   }
 }
 
+export type IndexCounts = Record<string, { rows: number; points: number | undefined }>;
+
 export interface SeedResult {
   readonly users: number;
   readonly documents: number;
   readonly messages: number;
-  readonly memories: number;
-  /** Per item kind at the end: source rows / indexed points. */
-  readonly index: Record<string, string>;
-  /** Seed calls retried, per code (ABORTED: MariaDB deadlocks; UNAVAILABLE: SQLite locked). */
+  /** Memories written through CreateMemory (extracted ones are in `counts.MEMORY` too). `messages` and this: by the last run only when resumed; `counts` is authoritative. */
+  readonly createdMemories: number;
+  /** Per item kind at the end: source rows and indexed points (GetIndexStatus). */
+  readonly counts: IndexCounts;
+  /** Searchable items: the source rows of every kind. */
+  readonly items: number;
+  /** Seed calls retried, per code. */
   readonly retries: Record<string, number>;
+  /** Writing (all API calls) and until the index was drained, ms (of the last run when resumed). */
+  readonly writeMs: number;
+  /** Seeding time over every run (an interrupted seed resumes), ms. */
   readonly ms: number;
+  readonly itemsPerSecond: number;
+  /** Seeding runs it took (1 unless interrupted and resumed). */
+  readonly runs: number;
 }
 
-/** Seeds `users` users (`parallel` at a time) and waits for the index to drain. */
-export async function seed(
-  transports: { ingestion: Transport; retrieval: Transport; governance: Transport },
-  as: (subject: string, roles?: ('admin' | 'service')[]) => Promise<Auth>,
-  users: number,
-  parallel: 1 | 2,
-  log: (line: string) => void,
+export interface Manifest {
+  readonly version: 1;
+  readonly params: SeedParams;
+  readonly createdAt: string;
+  readonly seed: SeedResult;
+  /** The database and the Qdrant storage this manifest describes (stack.ts keeps them in the seed dir). */
+  readonly store: string;
+  readonly vectors: string;
+}
+
+export const manifestPath = (dir: string) => join(dir, 'manifest.json');
+/** The parameters of a seed under way (written before the first write, so an interrupted seed can resume). */
+export const paramsPath = (dir: string) => join(dir, 'params.json');
+const progressPath = (dir: string) => join(dir, 'progress.jsonl');
+
+/** Progress of an interrupted seed in `dir` (see `seedProgress`), and a logger of the users done from now on. */
+export function seedJournal(dir: string): {
+  readonly done: ReadonlySet<number>;
+  readonly runs: number;
+  readonly priorMs: number;
+  readonly userDone: (user: number) => void;
+  /** Marks time spent waiting for the index (so an interrupted drain still counts). */
+  readonly tick: () => void;
+} {
+  const path = progressPath(dir);
+  const progress = seedProgress(existsSync(path) ? readFileSync(path, 'utf8') : '');
+  appendFileSync(path, `${JSON.stringify({ run: new Date().toISOString(), t: Date.now() })}\n`);
+  return {
+    ...progress,
+    userDone: (user) => {
+      appendFileSync(path, `${JSON.stringify({ user, t: Date.now() })}\n`);
+    },
+    tick: () => {
+      appendFileSync(path, `${JSON.stringify({ t: Date.now() })}\n`);
+    },
+  };
+}
+
+export function readManifest(dir: string): Manifest | undefined {
+  const path = manifestPath(dir);
+  if (!existsSync(path)) return undefined;
+  return JSON.parse(readFileSync(path, 'utf8')) as Manifest;
+}
+
+export function writeManifest(dir: string, manifest: Manifest): void {
+  writeFileSync(manifestPath(dir), `${JSON.stringify(manifest, null, 2)}\n`);
+}
+
+export interface SeedTransports {
+  readonly ingestion: Transport;
+  readonly retrieval: Transport;
+  readonly governance: Transport;
+}
+
+/** The index counts and backlog of tenant `bench` (GetIndexStatus as its admin). */
+export async function indexState(
+  transport: Transport,
+  admin: Auth,
+): Promise<{ counts: IndexCounts; backlog: number }> {
+  const retrieval = createClient(RetrievalService, transport);
+  const { indexStatus } = await retrieval.getIndexStatus({}, { ...admin, timeoutMs: 60_000 });
+  const counts: IndexCounts = {};
+  for (const k of indexStatus?.kinds ?? [])
+    counts[ItemKind[k.kind]] = {
+      rows: Number(k.sourceRows),
+      points: k.indexedPoints === undefined ? undefined : Number(k.indexedPoints),
+    };
+  return {
+    counts,
+    backlog: Number(indexStatus?.outboxPending ?? 0n) + Number(indexStatus?.outboxRetrying ?? 0n),
+  };
+}
+
+/**
+ * Waits until the outbox is drained and `engram_index_dense_pending` (if the retrieval metrics have
+ * it) is 0, twice in a row; logs the progress every 30 s.
+ */
+export async function waitDrained(
+  transport: Transport,
+  admin: Auth,
+  scrapeRetrieval: () => Promise<string>,
+  { timeoutMs, log, onTick }: { timeoutMs: number; log: (line: string) => void; onTick?: () => void },
+): Promise<IndexCounts> {
+  const start = Date.now();
+  let lastLog = start;
+  let drained = 0;
+  // A status call that times out on a loaded machine is asked again, not fatal.
+  const read = async (previous?: Awaited<ReturnType<typeof indexState>>) => {
+    try {
+      return await indexState(transport, admin);
+    } catch (error) {
+      if (!(error instanceof ConnectError) || ![Code.DeadlineExceeded, Code.Unavailable].includes(error.code))
+        throw error;
+      return { counts: previous?.counts ?? {}, backlog: Number.POSITIVE_INFINITY };
+    }
+  };
+  let state = await read();
+  for (;;) {
+    // A failed scrape ('') proves nothing; a scrape without the gauge (no lexical-first indexing) is 0.
+    const text = await scrapeRetrieval();
+    const densePending = gaugeValue(text, 'engram_index_dense_pending');
+    drained = state.backlog === 0 && text !== '' && (densePending ?? 0) === 0 ? drained + 1 : 0;
+    if (drained >= 2) return state.counts;
+    if (Date.now() - start > timeoutMs)
+      throw new Error(
+        `the index did not drain within ${Math.round(timeoutMs / 60_000)} min (outbox ${state.backlog}, dense pending ${densePending ?? 'n/a'})`,
+      );
+    if (Date.now() - lastLog >= 30_000) {
+      lastLog = Date.now();
+      onTick?.();
+      const rows = Object.values(state.counts).reduce((a, c) => a + c.rows, 0);
+      const points = Object.values(state.counts).reduce((a, c) => a + (c.points ?? 0), 0);
+      log(
+        `  indexing: ${points}/${rows} points, outbox ${state.backlog}, dense pending ${text === '' ? 'unknown (metrics scrape failed)' : (densePending ?? 'n/a')} (${Math.round((Date.now() - start) / 1000)} s)`,
+      );
+    }
+    await sleep(2000);
+    state = await read(state);
+  }
+}
+
+/** Seeds every planned user (`parallel` at a time) and waits for the index to drain. */
+export async function seedUsers(
+  transports: SeedTransports,
+  corpus: Corpus,
+  plans: readonly UserPlan[],
+  options: {
+    readonly authOf: (plan: UserPlan) => Auth;
+    readonly admin: Auth;
+    readonly parallel: number;
+    readonly scrapeRetrieval: () => Promise<string>;
+    readonly drainTimeoutMs: number;
+    readonly log: (line: string) => void;
+    /** An interrupted seed's progress (`seedJournal`): users already written are skipped. */
+    readonly journal?: ReturnType<typeof seedJournal>;
+  },
 ): Promise<SeedResult> {
   const start = Date.now();
   const ingestion = createClient(IngestionService, transports.ingestion);
-  const retrieval = createClient(RetrievalService, transports.retrieval);
   const governance = createClient(GovernanceService, transports.governance);
   let messages = 0;
+  let createdMemories = 0;
   const retries: Record<string, number> = {};
-  const one = async (u: number) => {
-    const auth = await as(`load-u${u}`);
+  const long = { timeoutMs: 300_000 }; // the services' maximum deadline
+  const one = async (plan: UserPlan) => {
+    const auth = options.authOf(plan);
+    const u = plan.index;
     await retryConflicts(
       () =>
         ingestion.ingestDocument(
           {
-            document: { displayName: `notes-${u}.md`, mimeType: 'text/markdown' },
-            content: new TextEncoder().encode(documentText(u)),
-            waitForIndex: true,
+            document: {
+              displayName: `journal-${u}.md`,
+              mimeType: 'text/markdown',
+              ...(plan.documentOrgScoped ? { scope: Scope.ORG, orgId: plan.org } : {}),
+            },
+            content: new TextEncoder().encode(userDocument(corpus, plan)),
             requestId: `load-doc-${u}`,
           },
-          { ...auth, timeoutMs: 180_000 },
+          { ...auth, ...long },
         ),
       retries,
     );
@@ -156,89 +249,131 @@ export async function seed(
       () => ingestion.createSession({ session: { displayName: `history ${u}` } }, auth),
       retries,
     );
-    const turns = conversation(u);
-    await retryConflicts(
-      () =>
-        ingestion.appendMessages(
-          { parent: session!.name, messages: turns, requestId: `load-seed-${u}` },
-          auth,
-        ),
-      retries,
-    );
+    const turns = userMessages(corpus, plan).map((m) => ({
+      role: m.role === 'user' ? MessageRole.USER : MessageRole.ASSISTANT,
+      content: m.text,
+    }));
+    // Request ids from the session's id: a resumed user gets a new session and writes it again.
+    const sessionId = session!.name.slice(session!.name.indexOf('/') + 1);
+    for (let b = 0; b < turns.length; b += 100) {
+      await retryConflicts(
+        () =>
+          ingestion.appendMessages(
+            { parent: session!.name, messages: turns.slice(b, b + 100), requestId: `seed-${sessionId}-${b}` },
+            { ...auth, ...long },
+          ),
+        retries,
+      );
+    }
     messages += turns.length;
     await retryConflicts(
       () =>
         ingestion.flushSession(
-          { name: session!.name, reason: 'load seed', waitForExtraction: true, requestId: `load-flush-${u}` },
-          { ...auth, timeoutMs: 180_000 },
+          {
+            name: session!.name,
+            reason: 'load seed',
+            waitForExtraction: true,
+            requestId: `flush-${sessionId}`,
+          },
+          { ...auth, ...long },
         ),
       retries,
     );
+    const texts = userMemories(corpus, plan);
+    for (const [i, text] of texts.entries()) {
+      await retryConflicts(
+        () =>
+          governance.createMemory(
+            {
+              memory: {
+                type: MemoryType.EVENT,
+                text,
+                ...(i === 0 && plan.firstMemoryOrgScoped ? { scope: Scope.ORG, orgId: plan.org } : {}),
+              },
+              requestId: `load-mem-${u}-${i}`,
+            },
+            { ...auth, ...long },
+          ),
+        retries,
+      );
+      createdMemories++;
+    }
   };
-  for (let u = 0; u < users; u += parallel) {
-    const batch = Array.from({ length: Math.min(parallel, users - u) }, (_, i) => u + i);
-    await Promise.all(batch.map(one));
-    log(`  seeded user${batch.length > 1 ? 's' : ''} ${batch.join('–')}`);
-  }
-  // Wait until the outbox is drained twice in a row (memories are indexed after extraction).
-  const admin = await as('load-admin', ['admin']);
-  let index: Record<string, string> = {};
-  let drained = 0;
-  const deadline = Date.now() + 300_000;
-  while (drained < 2) {
-    if (Date.now() > deadline) throw new Error('the index outbox did not drain within 5 min after seeding');
-    const { indexStatus } = await retrieval.getIndexStatus({}, admin);
-    const backlog = Number(indexStatus?.outboxPending ?? 0n) + Number(indexStatus?.outboxRetrying ?? 0n);
-    index = Object.fromEntries(
-      (indexStatus?.kinds ?? []).map((k) => [ItemKind[k.kind], `${k.sourceRows}/${k.indexedPoints ?? '?'}`]),
+  const journal = options.journal;
+  const todo = plans.filter((p) => journal?.done.has(p.index) !== true);
+  if (journal !== undefined && todo.length < plans.length)
+    options.log(
+      `  resuming: ${plans.length - todo.length} users written by ${journal.runs} earlier run(s), ${todo.length} to go`,
     );
-    drained = backlog === 0 ? drained + 1 : 0;
-    if (drained < 2) await sleep(1000);
-  }
-  let memories = 0;
-  for (let u = 0; u < users; u++) {
-    const page = await governance.listMemories({ pageSize: 100 }, await as(`load-u${u}`));
-    memories += page.memories.length;
-  }
+  let next = 0;
+  let done = plans.length - todo.length;
+  let lastLog = Date.now();
+  const worker = async () => {
+    for (;;) {
+      const plan = todo[next++];
+      if (plan === undefined) return;
+      await one(plan);
+      journal?.userDone(plan.index);
+      done++;
+      if (Date.now() - lastLog >= 30_000 || done === plans.length) {
+        lastLog = Date.now();
+        const s = (Date.now() - start) / 1000;
+        options.log(
+          `  written: ${done}/${plans.length} users, ${messages} messages, ${done} documents, ${createdMemories} memories (${Math.round(s)} s)`,
+        );
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, options.parallel) }, worker));
+  const writeMs = Date.now() - start;
+  const counts = await waitDrained(transports.retrieval, options.admin, options.scrapeRetrieval, {
+    timeoutMs: options.drainTimeoutMs,
+    log: options.log,
+    ...(journal !== undefined ? { onTick: journal.tick } : {}),
+  });
+  const ms = Date.now() - start + (journal?.priorMs ?? 0);
+  const items = Object.values(counts).reduce((a, c) => a + c.rows, 0);
   return {
-    users,
-    documents: users,
+    users: plans.length,
+    documents: plans.length,
     messages,
-    memories,
-    index,
+    createdMemories,
+    counts,
+    items,
     retries,
-    ms: Date.now() - start,
+    writeMs,
+    ms,
+    itemsPerSecond: Math.round((items / (ms / 1000)) * 10) / 10,
+    runs: (journal?.runs ?? 0) + 1,
   };
 }
 
-/** One session per client (as its user) with two seeded turns, for AppendMessages and BuildContext. */
-export async function clientSessions(
+/** One session per slot (as the slot's user) with one seeded round, for AppendMessages and BuildContext. */
+export async function slotSessions(
   transport: Transport,
-  as: (subject: string) => Promise<Auth>,
-  clients: number,
-  userOf: (client: number) => number,
+  plans: readonly UserPlan[],
+  authOf: (plan: UserPlan) => Auth,
   retries: Record<string, number> = {},
 ): Promise<string[]> {
   const ingestion = createClient(IngestionService, transport);
   const names: string[] = [];
-  for (let c = 0; c < clients; c++) {
-    const auth = await as(`load-u${userOf(c)}`);
+  for (const [c, plan] of plans.entries()) {
+    const auth = authOf(plan);
     const { session } = await retryConflicts(
-      () => ingestion.createSession({ session: { displayName: `load client ${c}` } }, auth),
+      () => ingestion.createSession({ session: { displayName: `load slot ${c}` } }, auth),
       retries,
     );
+    const zh = plan.lang === 'zh';
+    const user = zh ? '我们接着聊吧。' : "Let's pick up where we left off.";
+    const assistant = zh ? '好的，你想聊什么？' : 'Sure, what would you like to talk about?';
     await retryConflicts(
       () =>
         ingestion.appendMessages(
           {
             parent: session!.name,
-            requestId: `load-client-${c}`,
             messages: [
-              { role: MessageRole.USER, content: `Let's talk about ${TOPICS[c % 12]}.` },
-              {
-                role: MessageRole.ASSISTANT,
-                content: `Sure, what would you like to know about ${TOPICS[c % 12]}?`,
-              },
+              { role: MessageRole.USER, content: user },
+              { role: MessageRole.ASSISTANT, content: assistant },
             ],
           },
           auth,

@@ -16,12 +16,14 @@ import { randomBytes } from 'node:crypto';
 import {
   closeSync,
   existsSync,
+  mkdirSync,
   mkdtempSync,
   openSync,
   readFileSync,
   readdirSync,
   readlinkSync,
   rmSync,
+  writeFileSync,
 } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -47,6 +49,13 @@ export interface StackOptions {
   readonly readyTimeoutMs?: number;
   /** Services to run under the V8 CPU profiler (`--cpu-prof`, written to `<logDir>/profiles` at exit). */
   readonly profile?: readonly Service[];
+  /**
+   * Keep the state in this directory across runs (bench:load's `--seed-dir`): the MariaDB database
+   * named in `<dir>/database` (created on the first run, never dropped), Qdrant's storage in
+   * `<dir>/qdrant` and the services' data directory (SQLite file, embedded index) in `<dir>/data`.
+   * Without it everything is fresh and removed at the end.
+   */
+  readonly persistDir?: string;
 }
 
 export interface RunningService {
@@ -69,6 +78,8 @@ export interface Stack {
   readonly mysqlPid: number | undefined;
   /** Stops everything it started; idempotent. */
   readonly stop: () => Promise<void>;
+  /** True when the state came from an earlier run (`persistDir` with a database already named). */
+  readonly reused: boolean;
 }
 
 function mysqlBaseUrl(): string {
@@ -112,6 +123,45 @@ async function terminate(child: ChildProcess, graceMs: number): Promise<void> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * The MariaDB database of a run: a fresh one (dropped at the end), or with `persist` the one named
+ * in `<persist>/database` (created and named there on the first run, kept).
+ */
+async function mysqlDatabase(
+  persist: string | undefined,
+  reused: boolean,
+  cleanups: (() => Promise<void> | void)[],
+): Promise<{ mysqlUrl: string; storeTarget: string }> {
+  const databaseFile = persist === undefined ? undefined : join(persist, 'database');
+  const base = new URL(mysqlBaseUrl());
+  if (!['127.0.0.1', 'localhost', '[::1]'].includes(base.hostname))
+    throw new Error(`the MariaDB URL must be on loopback, not ${base.hostname}`);
+  const name = reused
+    ? readFileSync(databaseFile!, 'utf8').trim()
+    : `engram_test_load_${randomBytes(5).toString('hex')}`;
+  if (!/^engram_test_load_[0-9a-f]+$/.test(name)) throw new Error(`${databaseFile}: not a database name`);
+  const admin = await createConnection({
+    uri: `${base.protocol}//${base.username}:${base.password}@${base.host}/`,
+  });
+  if (reused) {
+    const [rows] = await admin.query('SHOW DATABASES LIKE ?', [name]);
+    if ((rows as unknown[]).length === 0) {
+      await admin.end();
+      throw new Error(`${databaseFile} names database ${name}, which no longer exists: delete ${persist}`);
+    }
+  } else {
+    await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
+    if (databaseFile !== undefined) writeFileSync(databaseFile, `${name}\n`);
+  }
+  cleanups.push(async () => {
+    if (persist === undefined) await admin.query(`DROP DATABASE \`${name}\``);
+    await admin.end();
+  });
+  const url = new URL(base.href);
+  url.pathname = `/${name}`;
+  return { mysqlUrl: url.href, storeTarget: `${url.protocol}//***@${url.host}${url.pathname}` };
+}
+
 /** Starts the stack; on any failure, stops what was started and rethrows. */
 export async function startStack(options: StackOptions): Promise<Stack> {
   const cleanups: (() => Promise<void> | void)[] = [];
@@ -127,10 +177,21 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       }
     })());
   try {
-    const dataDir = mkdtempSync(join(tmpdir(), 'engram-load-'));
-    cleanups.push(() => {
-      rmSync(dataDir, { recursive: true, force: true });
-    });
+    const persist = options.persistDir;
+    const reused =
+      persist !== undefined &&
+      existsSync(join(persist, options.store === 'mysql' ? 'database' : join('data', 'engram.db')));
+    let dataDir: string;
+    if (persist === undefined) {
+      dataDir = mkdtempSync(join(tmpdir(), 'engram-load-'));
+      const fresh = dataDir;
+      cleanups.push(() => {
+        rmSync(fresh, { recursive: true, force: true });
+      });
+    } else {
+      dataDir = join(persist, 'data');
+      mkdirSync(dataDir, { recursive: true });
+    }
     const secret = randomBytes(32).toString('hex');
 
     // ---- Source of truth: a fresh database, migrated here (standalone services do not migrate). ----
@@ -138,22 +199,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     let storeTarget: string;
     let mysqlPid: number | undefined;
     if (options.store === 'mysql') {
-      const base = new URL(mysqlBaseUrl());
-      if (!['127.0.0.1', 'localhost', '[::1]'].includes(base.hostname))
-        throw new Error(`the MariaDB URL must be on loopback, not ${base.hostname}`);
-      const name = `engram_test_load_${randomBytes(5).toString('hex')}`;
-      const admin = await createConnection({
-        uri: `${base.protocol}//${base.username}:${base.password}@${base.host}/`,
-      });
-      await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
-      cleanups.push(async () => {
-        await admin.query(`DROP DATABASE \`${name}\``);
-        await admin.end();
-      });
-      const url = new URL(base.href);
-      url.pathname = `/${name}`;
-      mysqlUrl = url.href;
-      storeTarget = `${url.protocol}//***@${url.host}${url.pathname}`;
+      ({ mysqlUrl, storeTarget } = await mysqlDatabase(persist, reused, cleanups));
       mysqlPid = findPid({ comm: 'mariadbd' }) ?? findPid({ comm: 'mysqld' });
     } else {
       storeTarget = join(dataDir, 'engram.db');
@@ -169,7 +215,10 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     let qdrant: RunningQdrant | undefined;
     let qdrantPid: number | undefined;
     if (options.vectors === 'qdrant') {
-      qdrant = await startQdrant({ readyTimeoutMs: 60_000 });
+      qdrant = await startQdrant({
+        readyTimeoutMs: 60_000,
+        ...(persist !== undefined ? { dir: join(persist, 'qdrant') } : {}),
+      });
       const q = qdrant;
       cleanups.push(() => q.stop());
       qdrantPid = findPid({ cwd: qdrant.dir });
@@ -263,6 +312,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       qdrantPid,
       mysqlPid,
       stop,
+      reused,
     };
   } catch (error) {
     await stop();

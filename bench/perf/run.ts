@@ -4,7 +4,11 @@
  *
  *   npm run bench -- [--out bench/out/perf.json] [--sizes 10000[,100000]] [--visible 10000]
  *     [--backends embedded,qdrant] [--queries 300] [--warmup 30] [--turns 200] [--docs 10]
- *     [--doc-kib 32] [--quick]
+ *     [--doc-kib 32] [--quick] [--search-only]
+ *
+ * `--search-only` measures health and Search only (the per-stage profile of issue 19: every
+ * Search's `stats.stages`, the index work before/after side by side, the event-loop stall of the
+ * query embedding), without BuildContext and ingestion.
  *
  * Backends: `embedded` is the default stack (SQLite source of truth, embedded vector index);
  * `qdrant` is MariaDB (`scripts/ensure-mariadb.sh`, a fresh `engram_perf_*` database) + Qdrant (the
@@ -56,8 +60,16 @@ import { GovernanceService, MemoryType } from '@engram/contracts/governance';
 import { Health, HealthCheckResponse_ServingStatus } from '@engram/contracts/grpc';
 import { IngestionService, MessageRole } from '@engram/contracts/ingestion';
 import { RetrievalService, SearchRequestSchema } from '@engram/contracts/retrieval';
-import { encodeQuery } from '@engram/lexical';
-import { createEmbedder, indexFilters, retrievalEnvShape, searchPlan } from '@engram/retrieval';
+import {
+  createEmbedder,
+  indexCandidates,
+  indexFilters,
+  lexicalQuery,
+  needsVectors,
+  retrievalEnvShape,
+  searchPlan,
+  storedVectors,
+} from '@engram/retrieval';
 import { mintToken, type Principal, type Role } from '@engram/runtime';
 import {
   MemoryRepository,
@@ -69,7 +81,10 @@ import { qdrantBinary, seededRandom, startQdrant, type RunningQdrant } from '@en
 import {
   createEmbeddedStore,
   createQdrantStore,
+  type IndexFilter,
   type ScoredPoint,
+  type SparseVector,
+  type VectorIndex,
   type VectorStore,
 } from '@engram/vector-index';
 import { processRss, qdrantPid } from '../lib/machine.js';
@@ -104,6 +119,7 @@ const { values: args } = parseArgs({
     docs: { type: 'string' },
     'doc-kib': { type: 'string' },
     quick: { type: 'boolean', default: false },
+    'search-only': { type: 'boolean', default: false },
   },
 });
 
@@ -116,6 +132,8 @@ const TURNS = Number(args.turns ?? (quick ? 40 : 200));
 const DOCS = Number(args.docs ?? (quick ? 2 : 10));
 const DOC_KIB = Number(args['doc-kib'] ?? (quick ? 8 : 32));
 const BACKENDS = args.backends.split(',').map((b) => b.trim());
+/** Measure health and Search only (no BuildContext, no ingestion): the per-stage profile, quickly. */
+const SEARCH_ONLY = args['search-only'];
 if (BACKENDS.some((b) => b !== 'embedded' && b !== 'qdrant')) throw new Error('--backends: embedded,qdrant');
 for (const [flag, n] of Object.entries({
   visible: VISIBLE,
@@ -400,7 +418,10 @@ async function seedMemories(
   return { ms: performance.now() - started, callerMemories };
 }
 
-/** Waits until the outbox is drained (twice in a row) and at least `minMemoryPoints` memories are indexed. */
+/**
+ * Waits until the outbox is drained and every point has its dense vector (twice in a row), and at
+ * least `minMemoryPoints` memories are indexed.
+ */
 async function waitIndexed(server: Server, minMemoryPoints: number, timeoutMs: number): Promise<number> {
   const retrieval = createClient(RetrievalService, server.transport);
   const admin = await server.as('perf-admin', ['admin']);
@@ -412,13 +433,18 @@ async function waitIndexed(server: Server, minMemoryPoints: number, timeoutMs: n
     const backlog = Number(indexStatus?.outboxPending ?? 0n) + Number(indexStatus?.outboxRetrying ?? 0n);
     const memory = (indexStatus?.kinds ?? []).find((k) => k.kind === ItemKind.MEMORY);
     const points = Number(memory?.indexedPoints ?? 0n);
+    // Lexical-first indexing: a point is complete once its dense vector is written too.
+    const densePending = (indexStatus?.kinds ?? []).reduce(
+      (n, k) => n + Number(k.densePendingPoints ?? 0n),
+      0,
+    );
     if (performance.now() - lastReport > 15_000) {
       lastReport = performance.now();
       log(
-        `  indexing: outbox ${backlog}, memory points ${points} (${Math.round((performance.now() - started) / 1000)} s)`,
+        `  indexing: outbox ${backlog}, memory points ${points}, dense pending ${densePending} (${Math.round((performance.now() - started) / 1000)} s)`,
       );
     }
-    drained = backlog === 0 && points >= minMemoryPoints ? drained + 1 : 0;
+    drained = backlog === 0 && densePending === 0 && points >= minMemoryPoints ? drained + 1 : 0;
     if (drained >= 2) return performance.now() - started;
     await sleep(1000);
   }
@@ -459,6 +485,22 @@ interface SearchFigures {
   readonly hydration: Summary;
   /** Per call: embedding + index + MMR fetch + hydration. */
   readonly steps: Summary;
+  /**
+   * The index work of one search before and after issue 19, side by side on the same index,
+   * call by call: `before` = the per-kind dense and sparse queries as separate calls, then a fetch
+   * of every merged candidate's vector; `after` = Search's own code (`indexCandidates` — one
+   * `searchBatch`, dense hits with their vectors — then `storedVectors` for the rest).
+   */
+  readonly indexBefore: Summary;
+  readonly indexAfter: Summary;
+  /**
+   * How long the event loop of this process stalled while it embedded the query (the same
+   * embedder as the server's): the longest gap between 1 ms timer ticks during one embedding.
+   * Near 0: the inference runs off the main thread; near the embedding's time: it blocks.
+   */
+  readonly embedLoopStall: Summary;
+  /** The server's own `stats.stages` of the same calls, by stage (handler time, in order). */
+  readonly stages: Record<string, Summary>;
   readonly meanResults: number;
   /** The server's own `stats.elapsed` of the same calls (handler time, no gRPC or network). */
   readonly serverElapsed: Summary;
@@ -477,20 +519,76 @@ async function openIndexFloor(stack: Stack): Promise<{ store: VectorStore; sourc
   return { store: createEmbeddedStore({ path: copy }), source: 'a file copy of the server’s embedded index' };
 }
 
+/** A duration message in milliseconds. */
+const durationMs = (d: { seconds: bigint; nanos: number } | undefined) =>
+  d === undefined ? NaN : Number(d.seconds) * 1000 + d.nanos / 1e6;
+
+/** Runs `work` while a 1 ms timer ticks; returns its value and the longest gap between ticks (ms). */
+async function withLoopStall<T>(work: () => Promise<T>): Promise<{ value: T; stallMs: number }> {
+  let last = performance.now();
+  let longest = 0;
+  const tick = setInterval(() => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+  }, 1);
+  try {
+    const value = await work();
+    longest = Math.max(longest, performance.now() - last);
+    return { value, stallMs: longest };
+  } finally {
+    clearInterval(tick);
+  }
+}
+
+/** The index and vector work of one search as it was before issue 19 (separate calls, full fetch). */
+async function indexWorkBefore(
+  index: VectorIndex,
+  dense: Float32Array,
+  sparse: SparseVector,
+  filters: readonly { filter: IndexFilter }[],
+  limit: number,
+): Promise<{ raw: { ms: number }; fetch: { ms: number }; candidates: Map<string, ScoredPoint['payload']> }> {
+  const raw = await timed(() =>
+    Promise.all([
+      Promise.all(filters.map(({ filter }) => index.searchDense(dense, filter, limit))),
+      sparse.indices.length > 0
+        ? Promise.all(filters.map(({ filter }) => index.searchSparse(sparse, filter, limit)))
+        : Promise.resolve([] as ScoredPoint[][]),
+    ]),
+  );
+  const best = (lists: ScoredPoint[][]) =>
+    lists
+      .flat()
+      .sort((a, b) => b.score - a.score)
+      .slice(0, limit);
+  const candidates = new Map(
+    [...best(raw.value[0]), ...best(raw.value[1])].map((p) => [p.id, p.payload] as const),
+  );
+  const fetch = await timed(() => index.fetch([...candidates.keys()], { withVectors: true }));
+  return { raw, fetch, candidates };
+}
+
 async function measureSearch(stack: Stack, server: Server, qs: readonly string[]): Promise<SearchFigures> {
   const retrieval = createClient(RetrievalService, server.transport);
   const auth = await server.as(CALLER);
   const { store, source } = await openIndexFloor(stack);
   const index = store.index(LIVE_ALIAS);
   const principal: Principal = { subject: CALLER, tenantId: TENANT, orgIds: [], roles: [], token: '' };
-  const e2e: number[] = [];
-  const embed: number[] = [];
-  const indexMs: number[] = [];
-  const floor: number[] = [];
-  const fetchMs: number[] = [];
-  const hydrationMs: number[] = [];
-  const steps: number[] = [];
-  const serverElapsed: number[] = [];
+  const samples = {
+    e2e: [] as number[],
+    embed: [] as number[],
+    index: [] as number[],
+    floor: [] as number[],
+    fetch: [] as number[],
+    hydration: [] as number[],
+    steps: [] as number[],
+    before: [] as number[],
+    after: [] as number[],
+    stall: [] as number[],
+    server: [] as number[],
+  };
+  const stages = new Map<string, number[]>();
   const sourceOfTruth = openStore({ target: stack.target });
   const memories = new MemoryRepository(sourceOfTruth);
   let results = 0;
@@ -499,65 +597,71 @@ async function measureSearch(stack: Stack, server: Server, qs: readonly string[]
     await measure(WARMUP, QUERIES, async (i, record) => {
       const query = qs[i % qs.length]!;
       const full = await timed(() => retrieval.search({ query, topK: 10 }, auth));
-      const vector = await timed(() => embedder.embed([query], 'query'));
+      const vector = await timed(() => withLoopStall(() => embedder.embed([query], 'query')));
       const now = Date.now();
       const plan = searchPlan(create(SearchRequestSchema, { query, topK: 10 }), principal, now);
       const filters = indexFilters(principal, plan.filter, now);
       const limit = plan.options.topK * plan.candidateMultiple;
-      const sparse = encodeQuery(plan.query);
-      const dense = vector.value.vectors[0]!;
-      const raw = await timed(() =>
-        Promise.all([
-          Promise.all(filters.map(({ filter }) => index.searchDense(dense, filter, limit))),
-          sparse.indices.length > 0
-            ? Promise.all(filters.map(({ filter }) => index.searchSparse(sparse, filter, limit)))
-            : Promise.resolve([] as ScoredPoint[][]),
-        ]),
-      );
-      const best = (lists: ScoredPoint[][]) =>
-        lists
-          .flat()
-          .sort((a, b) => b.score - a.score)
-          .slice(0, limit);
-      const candidates = new Map(
-        [...best(raw.value[0]), ...best(raw.value[1])].map((p) => [p.id, p.payload] as const),
-      );
-      const fetched = await timed(() => index.fetch([...candidates.keys()], { withVectors: true }));
+      const { sparse } = lexicalQuery(plan.query);
+      const dense = vector.value.value.vectors[0]!;
+      const before = await indexWorkBefore(index, dense, sparse, filters, limit);
+      const withVectors = needsVectors(plan, plan.options);
+      const after = await timed(async () => {
+        const candidates = await indexCandidates(
+          index,
+          { sparse, vector: dense, withVectors },
+          filters,
+          limit,
+          plan.options,
+        );
+        return storedVectors(index, candidates, withVectors);
+      });
       const reread = await timed(() =>
         Promise.all(
-          [...candidates.values()].map((payload) =>
+          [...before.candidates.values()].map((payload) =>
             payload.kind === 'MEMORY' ? memories.get(TENANT, payload.sourceId) : Promise.resolve(undefined),
           ),
         ),
       );
       if (!record) return;
-      fetchMs.push(fetched.ms);
-      hydrationMs.push(reread.ms);
-      steps.push(vector.ms + raw.ms + fetched.ms + reread.ms);
-      e2e.push(full.ms);
-      embed.push(vector.ms);
-      indexMs.push(raw.ms);
-      floor.push(vector.ms + raw.ms);
+      samples.fetch.push(before.fetch.ms);
+      samples.hydration.push(reread.ms);
+      samples.steps.push(vector.ms + before.raw.ms + before.fetch.ms + reread.ms);
+      samples.e2e.push(full.ms);
+      samples.embed.push(vector.ms);
+      samples.index.push(before.raw.ms);
+      samples.floor.push(vector.ms + before.raw.ms);
+      samples.before.push(before.raw.ms + before.fetch.ms);
+      samples.after.push(after.ms);
+      samples.stall.push(vector.value.stallMs);
       results += full.value.results.length;
       const stats = full.value.stats;
       merged += stats?.mergedCandidates ?? 0;
-      const elapsed = stats?.elapsed;
-      if (elapsed !== undefined) serverElapsed.push(Number(elapsed.seconds) * 1000 + elapsed.nanos / 1e6);
+      for (const stage of stats?.stages ?? []) {
+        const list = stages.get(stage.stage) ?? [];
+        list.push(durationMs(stage.elapsed));
+        stages.set(stage.stage, list);
+      }
+      if (stats?.elapsed !== undefined) samples.server.push(durationMs(stats.elapsed));
     });
   } finally {
     await store.close();
     await sourceOfTruth.close();
   }
   return {
-    e2e: summarize(e2e),
-    embed: summarize(embed),
-    index: summarize(indexMs),
-    floor: summarize(floor),
-    mmrFetch: summarize(fetchMs),
-    hydration: summarize(hydrationMs),
-    steps: summarize(steps),
+    e2e: summarize(samples.e2e),
+    embed: summarize(samples.embed),
+    index: summarize(samples.index),
+    floor: summarize(samples.floor),
+    mmrFetch: summarize(samples.fetch),
+    hydration: summarize(samples.hydration),
+    steps: summarize(samples.steps),
+    indexBefore: summarize(samples.before),
+    indexAfter: summarize(samples.after),
+    embedLoopStall: summarize(samples.stall),
+    stages: Object.fromEntries([...stages].map(([stage, ms]) => [stage, summarize(ms)])),
     meanResults: Math.round((results / QUERIES) * 10) / 10,
-    serverElapsed: summarize(serverElapsed),
+    serverElapsed: summarize(samples.server),
     meanMergedCandidates: Math.round((merged / QUERIES) * 10) / 10,
     indexFloorSource: source,
   };
@@ -761,8 +865,10 @@ interface RunResult {
   readonly seed: { writeMs: number; indexMs: number; indexedPerSecond: number; serverStartMs: number };
   readonly health: Summary;
   readonly search: SearchFigures;
-  readonly buildContext: ContextFigures;
-  readonly ingestion: IngestionFigures;
+  /** Absent with --search-only. */
+  readonly buildContext?: ContextFigures;
+  /** Absent with --search-only. */
+  readonly ingestion?: IngestionFigures;
   readonly rss: {
     server?: { rssMib: number; peakRssMib: number };
     qdrant?: { rssMib: number; peakRssMib: number };
@@ -794,10 +900,14 @@ async function runOne(backend: string, size: number, qs: readonly string[]): Pro
     const health = await measureHealth(server);
     log(`[${backend} ${size}] search (${QUERIES} + ${WARMUP} warm-up)`);
     const search = await measureSearch(stack, server, qs);
-    log(`[${backend} ${size}] buildContext (${TURNS} turns)`);
-    const buildContext = await measureBuildContext(server, qs);
-    log(`[${backend} ${size}] ingestion (${DOCS} × ${DOC_KIB} KiB)`);
-    const ingestion = await measureIngestion(server);
+    let buildContext: ContextFigures | undefined;
+    let ingestion: IngestionFigures | undefined;
+    if (!SEARCH_ONLY) {
+      log(`[${backend} ${size}] buildContext (${TURNS} turns)`);
+      buildContext = await measureBuildContext(server, qs);
+      log(`[${backend} ${size}] ingestion (${DOCS} × ${DOC_KIB} KiB)`);
+      ingestion = await measureIngestion(server);
+    }
     const rss = {
       ...(processRss(server.child.pid) !== undefined ? { server: processRss(server.child.pid)! } : {}),
       ...(stack.qdrant !== undefined && processRss(qdrantPid(stack.qdrant)) !== undefined
@@ -832,20 +942,28 @@ async function runOne(backend: string, size: number, qs: readonly string[]): Pro
         kind: 'max',
         unit: '×',
       },
-      {
-        name: `buildContext p50 (${backend}, ${size})`,
-        measured: buildContext.e2e.p50,
-        limit: 40,
-        kind: 'max',
-        unit: 'ms',
-      },
-      {
-        name: `ingestion / embedder throughput (${backend}, ${size})`,
-        measured: ingestion.fractionOfEmbedder,
-        limit: 0.85,
-        kind: 'min',
-        unit: '',
-      },
+      ...(buildContext === undefined
+        ? []
+        : [
+            {
+              name: `buildContext p50 (${backend}, ${size})`,
+              measured: buildContext.e2e.p50,
+              limit: 40,
+              kind: 'max' as const,
+              unit: 'ms',
+            },
+          ]),
+      ...(ingestion === undefined
+        ? []
+        : [
+            {
+              name: `ingestion / embedder throughput (${backend}, ${size})`,
+              measured: ingestion.fractionOfEmbedder,
+              limit: 0.85,
+              kind: 'min' as const,
+              unit: '',
+            },
+          ]),
       {
         name: `all-in-one peak RSS (${backend}, ${size}${size === 100_000 ? '' : '; the target is at 100k'})`,
         measured: rss.server?.peakRssMib ?? NaN,
@@ -867,8 +985,8 @@ async function runOne(backend: string, size: number, qs: readonly string[]): Pro
       },
       health,
       search,
-      buildContext,
-      ingestion,
+      ...(buildContext === undefined ? {} : { buildContext }),
+      ...(ingestion === undefined ? {} : { ingestion }),
       rss,
       targets: targets.map(verdict),
     };
@@ -902,12 +1020,31 @@ function rows(r: RunResult): Row[] {
     { ...base, figure: '  (hydration reads)', value: r.search.hydration },
     {
       ...base,
-      figure: `buildContext (${r.buildContext.turns} turns)`,
-      value: r.buildContext.e2e,
-      floorName: 'its reads + search',
-      floor: r.buildContext.floor,
+      figure: 'index+vectors: one searchBatch',
+      value: r.search.indexAfter,
+      floorName: 'separate queries + fetch',
+      floor: r.search.indexBefore,
     },
-    { ...base, figure: 'ingest doc (ms/doc)', value: r.ingestion.perDocumentMs },
+    { ...base, figure: 'event-loop stall in query embed', value: r.search.embedLoopStall },
+    ...Object.entries(r.search.stages).map(([stage, value]) => ({
+      ...base,
+      figure: `  stage ${stage}`,
+      value,
+    })),
+    ...(r.buildContext === undefined
+      ? []
+      : [
+          {
+            ...base,
+            figure: `buildContext (${r.buildContext.turns} turns)`,
+            value: r.buildContext.e2e,
+            floorName: 'its reads + search',
+            floor: r.buildContext.floor,
+          },
+        ]),
+    ...(r.ingestion === undefined
+      ? []
+      : [{ ...base, figure: 'ingest doc (ms/doc)', value: r.ingestion.perDocumentMs }]),
   ];
 }
 
@@ -955,6 +1092,7 @@ async function main(): Promise<void> {
   log('\nDocument ingestion (IngestDocument, wait_for_index) against the embedder alone on the same chunks');
   for (const r of runs) {
     const i = r.ingestion;
+    if (i === undefined) continue;
     log(
       `  ${r.backend} ${r.size}: ${i.documents} docs, ${(i.bytes / 1e6).toFixed(2)} MB, ${i.chunks} chunks: ` +
         `${i.chunksPerSecond} chunks/s, ${i.mbPerSecond} MB/s end to end; embedder ${i.embedderChunksPerSecond} chunks/s, ` +
@@ -1001,6 +1139,7 @@ async function main(): Promise<void> {
         docs: DOCS,
         docKib: DOC_KIB,
         quick,
+        searchOnly: SEARCH_ONLY,
       },
       embedderLoadMs: Math.round(modelLoad.ms),
       runs,

@@ -16,10 +16,18 @@ Environment:
                     http:// prefix is accepted and dropped.
     ENGRAM_TOKEN    bearer JWT (required), e.g. from `npm run -s token -- --user alice`.
     ENGRAM_DEADLINE per-call deadline in seconds, default 30.
+
+Every call goes through `call()`, which retries a call the server refused for now: RESOURCE_EXHAUSTED
+with a google.rpc.RetryInfo (OVERLOADED: the process is at its limit; RATE_LIMITED: the caller is),
+and UNAVAILABLE the server answered itself (an ErrorInfo: SHUTTING_DOWN, DEPENDENCY_UNAVAILABLE),
+after the RetryInfo delay (else 0.1 s doubled per attempt) plus up to 20 % jitter, at most 4
+attempts in all, never waiting past the call's deadline (docs/decisions/0033-process-admission.md).
 """
 
+import itertools
 import json
 import os
+import random
 import sys
 import time
 import uuid
@@ -53,17 +61,78 @@ def check(condition, message):
         raise CheckFailed(message)
 
 
-def error_info(error):
-    """The google.rpc.ErrorInfo of a failed call, from the `grpc-status-details-bin` trailer."""
+def status_detail(error, message_class):
+    """The first detail of type `message_class` in the `grpc-status-details-bin` trailer of a failed call."""
     for key, value in error.trailing_metadata() or ():
         if key != "grpc-status-details-bin":
             continue
-        status = status_pb2.Status.FromString(value)
-        for detail in status.details:
-            info = error_details_pb2.ErrorInfo()
-            if detail.Unpack(info):
-                return info
+        for detail in status_pb2.Status.FromString(value).details:
+            message = message_class()
+            if detail.Unpack(message):
+                return message
     return None
+
+
+def error_info(error):
+    """The google.rpc.ErrorInfo of a failed call, or None."""
+    return status_detail(error, error_details_pb2.ErrorInfo)
+
+
+def retry_info_delay(error):
+    """The google.rpc.RetryInfo delay of a failed call in seconds, or None."""
+    info = status_detail(error, error_details_pb2.RetryInfo)
+    return None if info is None else info.retry_delay.seconds + info.retry_delay.nanos / 1e9
+
+
+class RetryPolicy:
+    """How `call()` retries; the same policy as the engram CLI (apps/cli/src/retry.ts)."""
+
+    def __init__(self, max_attempts=4, base_delay=0.1, max_delay=10.0, jitter=0.2):
+        self.max_attempts = max_attempts
+        self.base_delay = base_delay
+        self.max_delay = max_delay
+        self.jitter = jitter
+
+
+DEFAULT_RETRY = RetryPolicy()
+
+
+def retry_delay(error, attempt, remaining, policy=DEFAULT_RETRY, rand=random.random):
+    """Seconds to wait before attempt `attempt + 1` after `error` ended attempt `attempt`, or None.
+
+    RESOURCE_EXHAUSTED is retried only with a RetryInfo (without one, e.g. MESSAGE_TOO_LARGE or
+    QUOTA_EXCEEDED, retrying cannot help); UNAVAILABLE only when the server answered it (an
+    ErrorInfo), after its RetryInfo or exponential backoff: a transport failure is reported at
+    once. The server's delay is a minimum (jitter only adds), and no retry outlasts `remaining`.
+    """
+    if attempt >= policy.max_attempts:
+        return None
+    hinted = retry_info_delay(error)
+    delay = None
+    if error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
+        delay = hinted
+    elif error.code() == grpc.StatusCode.UNAVAILABLE and error_info(error) is not None:
+        delay = hinted if hinted is not None else policy.base_delay * 2 ** (attempt - 1)
+    if delay is None or delay > policy.max_delay:
+        return None
+    delay += delay * policy.jitter * rand()
+    if remaining is not None and delay >= remaining:
+        return None
+    return delay
+
+
+def call(method, request, *, timeout, metadata=None, policy=DEFAULT_RETRY, sleep=time.sleep, clock=time.monotonic):
+    """Calls a unary `method` with `timeout` seconds in all, retrying per `retry_delay`."""
+    started = clock()
+    for attempt in itertools.count(1):
+        remaining = timeout - (clock() - started)
+        try:
+            return method(request, metadata=metadata, timeout=max(remaining, 0.001))
+        except grpc.RpcError as error:
+            delay = retry_delay(error, attempt, timeout - (clock() - started), policy)
+            if delay is None:
+                raise
+            sleep(delay)
 
 
 def describe(error):
@@ -98,7 +167,7 @@ def main():
         # Errors carry google.rpc.ErrorInfo: a call without the token is refused with TOKEN_MISSING.
         step("CreateSession without a token is refused")
         try:
-            ingestion.CreateSession(ingestion_service_pb2.CreateSessionRequest(), timeout=deadline)
+            call(ingestion.CreateSession, ingestion_service_pb2.CreateSessionRequest(), timeout=deadline)
             raise CheckFailed("CreateSession without a token succeeded")
         except grpc.RpcError as error:
             info = error_info(error)
@@ -106,7 +175,8 @@ def main():
             check(info is not None and info.reason == "TOKEN_MISSING", f"expected TOKEN_MISSING, got {describe(error)}")
 
         step("CreateSession")
-        session = ingestion.CreateSession(
+        session = call(
+            ingestion.CreateSession,
             ingestion_service_pb2.CreateSessionRequest(
                 session=session_pb2.Session(display_name=f"python smoke {run_id}", language_code="en"),
                 request_id=f"py-smoke-session-{run_id}",
@@ -122,7 +192,8 @@ def main():
             (session_pb2.MESSAGE_ROLE_ASSISTANT, "Lisbon in spring sounds great. How many people are coming?"),
             (session_pb2.MESSAGE_ROLE_USER, "Twelve people, and we need a quiet room for workshops."),
         ]
-        appended = ingestion.AppendMessages(
+        appended = call(
+            ingestion.AppendMessages,
             ingestion_service_pb2.AppendMessagesRequest(
                 parent=session.name,
                 messages=[session_pb2.Message(role=role, content=content) for role, content in turns],
@@ -143,7 +214,8 @@ def main():
             f"The Lisbon offsite venue code is {marker}. The venue has a quiet workshop room for "
             "twelve people, a rooftop terrace and vegetarian catering.\n"
         )
-        ingested = ingestion.IngestDocument(
+        ingested = call(
+            ingestion.IngestDocument,
             ingestion_service_pb2.IngestDocumentRequest(
                 document=document_pb2.Document(
                     display_name=f"venue-guide-{run_id}.md",
@@ -163,7 +235,8 @@ def main():
         check(ingested.index_complete, "IngestDocument(wait_for_index) returned before the index was complete")
 
         step("Search")
-        found = retrieval.Search(
+        found = call(
+            retrieval.Search,
             retrieval_service_pb2.SearchRequest(query=f"Lisbon offsite venue code {marker}", top_k=5),
             metadata=auth,
             timeout=deadline,
@@ -174,7 +247,8 @@ def main():
 
         step("BuildContext")
         question = "Which venue code did we note for the Lisbon offsite?"
-        built = context.BuildContext(
+        built = call(
+            context.BuildContext,
             context_service_pb2.BuildContextRequest(
                 session=session.name,
                 user_message=question,

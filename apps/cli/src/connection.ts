@@ -7,6 +7,7 @@ import { IngestionService } from '@engram/contracts/ingestion';
 import { RetrievalService } from '@engram/contracts/retrieval';
 import { resolveCredential, type CliEnv, type Credential, type IdentityFlags } from './auth.js';
 import { EXIT, cliErrorFromCall, isCliError } from './errors.js';
+import { retryInterceptor, type RetryInterceptorOptions } from './retry.js';
 
 /** Default deadline of a call; calls that wait on the server (ingestion, extraction) set their own. */
 export const DEFAULT_TIMEOUT_MS = 30_000;
@@ -22,15 +23,23 @@ export interface Connection {
   readonly health: Client<typeof Health>;
 }
 
-/** A transport to `addr` that sends `token` as the bearer credential. */
-export function engramTransport(addr: string, token: string | undefined): Transport {
+/**
+ * A transport to `addr` that sends `token` as the bearer credential and retries a unary call the
+ * server refused for now (RESOURCE_EXHAUSTED with a RetryInfo, UNAVAILABLE it answered) after
+ * the delay it asked for, within the call's deadline (`retry.ts`).
+ */
+export function engramTransport(
+  addr: string,
+  token: string | undefined,
+  retry: RetryInterceptorOptions = {},
+): Transport {
   const bearer: Interceptor = (next) => (request) => {
     if (token !== undefined) request.header.set('authorization', `Bearer ${token}`);
     return next(request);
   };
   return createGrpcTransport({
     baseUrl: addr,
-    interceptors: [bearer],
+    interceptors: [retryInterceptor(retry), bearer],
     defaultTimeoutMs: DEFAULT_TIMEOUT_MS,
     // Ingested files go up in one message up to the streaming threshold; answers may be large.
     readMaxBytes: 64 * 1024 * 1024,

@@ -38,6 +38,7 @@ export {
   type BilingualMix,
 } from './bilingual-embedder.js';
 export { OpenAIEmbedder, type OpenAIEmbedderOptions } from './openai-embedder.js';
+export { ThreadedEmbedder, localEmbedder, type LocalEmbedderRecipe } from './threaded-embedder.js';
 export { rerankerInvalid, unitScore, type RerankOptions, type Reranker } from './reranker.js';
 export { HttpReranker, type HttpRerankerOptions, type RerankApi } from './http-reranker.js';
 export { LocalReranker, type LocalRerankerOptions } from './local-reranker.js';

@@ -39,6 +39,17 @@ export function isEngramError(value: unknown): value is EngramError {
   return value instanceof EngramError;
 }
 
+/** RESOURCE_EXHAUSTED the client may retry after `retryDelayMs` (also in the metadata). */
+function retryLater(reason: Reason, message: string, retryDelayMs: number, metadata?: ErrorMetadata) {
+  return new EngramError(
+    Code.ResourceExhausted,
+    reason,
+    message,
+    { ...metadata, retry_after_ms: retryDelayMs },
+    { retryDelayMs },
+  );
+}
+
 /** Constructors for the common cases, so call sites read as the domain speaks. */
 export const errors = {
   invalidArgument: (reason: Reason, message: string, metadata?: ErrorMetadata) =>
@@ -59,13 +70,10 @@ export const errors = {
     new EngramError(Code.ResourceExhausted, reason, message, metadata),
   /** RESOURCE_EXHAUSTED `RATE_LIMITED` with a `google.rpc.RetryInfo` of `retryDelayMs`. */
   rateLimited: (message: string, retryDelayMs: number, metadata?: ErrorMetadata) =>
-    new EngramError(
-      Code.ResourceExhausted,
-      'RATE_LIMITED',
-      message,
-      { ...metadata, retry_after_ms: retryDelayMs },
-      { retryDelayMs },
-    ),
+    retryLater('RATE_LIMITED', message, retryDelayMs, metadata),
+  /** RESOURCE_EXHAUSTED `OVERLOADED` (the process is at its limit) with a `google.rpc.RetryInfo`. */
+  overloaded: (message: string, retryDelayMs: number, metadata?: ErrorMetadata) =>
+    retryLater('OVERLOADED', message, retryDelayMs, metadata),
   failedPrecondition: (reason: Reason, message: string, metadata?: ErrorMetadata) =>
     new EngramError(Code.FailedPrecondition, reason, message, metadata),
   unavailable: (dependency: string, message: string, options?: { cause?: unknown }) =>

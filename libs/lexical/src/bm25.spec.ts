@@ -4,9 +4,11 @@ import {
   DEFAULT_AVG_DOC_LENGTH,
   encodeDocument,
   encodeQuery,
+  encodeQueryTerms,
   type SparseVector,
 } from './bm25.js';
 import { termId } from './term-id.js';
+import { tokenize } from './tokenize.js';
 
 function weightOf(vector: SparseVector, token: string): number | undefined {
   const at = vector.indices.indexOf(termId(token));
@@ -92,6 +94,12 @@ describe('encodeQuery', () => {
     const vector = encodeQuery('answer answers answered concise');
     expect(vector.indices).toEqual([termId('answer'), termId('concis')].sort((a, b) => a - b));
     expect(vector.values).toEqual([1, 1]);
+  });
+
+  it('equals encodeQueryTerms of the distinct tokens (a caller tokenizes the query once)', () => {
+    for (const text of ['answer answers answered concise', '我最喜欢的颜色是什么？', '40189 797186', '']) {
+      expect(encodeQueryTerms(new Set(tokenize(text)))).toEqual(encodeQuery(text));
+    }
   });
 });
 

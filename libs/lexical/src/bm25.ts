@@ -64,8 +64,16 @@ export function encodeDocument(text: string, options: DocumentEncodingOptions = 
  * tokens whose ids collide add up. The IDF comes from the index.
  */
 export function encodeQuery(text: string): SparseVector {
-  const distinct = new Set(tokenize(text));
-  return toSparseVector(countByTermId(distinct), (count) => count);
+  return encodeQueryTerms(new Set(tokenize(text)));
+}
+
+/**
+ * {@link encodeQuery} of a query already tokenized: `terms` are its distinct tokens (`new
+ * Set(tokenize(text))`), so a caller that needs the tokens too (Search's matched terms) tokenizes
+ * the query once. `encodeQueryTerms(new Set(tokenize(t)))` equals `encodeQuery(t)`.
+ */
+export function encodeQueryTerms(terms: Iterable<string>): SparseVector {
+  return toSparseVector(countByTermId(terms), (count) => count);
 }
 
 function resolveOptions(options: DocumentEncodingOptions): Required<DocumentEncodingOptions> {

@@ -9,6 +9,7 @@ export {
   DEFAULT_AVG_DOC_LENGTH,
   encodeDocument,
   encodeQuery,
+  encodeQueryTerms,
   type DocumentEncodingOptions,
   type SparseVector,
 } from './bm25.js';

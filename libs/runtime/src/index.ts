@@ -12,6 +12,15 @@ export {
   type AdmissionTicket,
 } from './admission.js';
 export {
+  ProcessAdmission,
+  admitted,
+  processAdmission,
+  type AdmissionClock,
+  type OverloadLimit,
+  type ProcessAdmissionLimits,
+  type ProcessAdmissionOptions,
+} from './process-admission.js';
+export {
   DEFAULT_MAX_TOKEN_LIFETIME_SEC,
   MAX_SUBJECT_LENGTH,
   MAX_TENANT_LENGTH,
@@ -74,12 +83,14 @@ export {
   registerSampledGauge,
   rpcMetrics,
   scopedMetrics,
+  searchStageMetrics,
   type EmbeddingMetrics,
   type GaugeSample,
   type ModelMetrics,
   type Registry,
   type RpcMetrics,
   type SampledGaugeSpec,
+  type SearchStageMetrics,
   type ServiceMetrics,
 } from '@engram/telemetry';
 export { createReflectionService } from './reflection.js';

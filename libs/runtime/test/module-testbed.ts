@@ -6,8 +6,12 @@ import {
   createInProcessTransport,
   createLogger,
   createServiceCredentials,
+  mintToken,
   moduleRegistrations,
+  startServer,
+  type EngramServer,
   type ServiceModule,
+  type ServiceRegistration,
 } from '../src/index.js';
 
 /**
@@ -54,3 +58,24 @@ export async function failure(promise: Promise<unknown>): Promise<ConnectError> 
 
 /** The `google.rpc.ErrorInfo` reason of a failed call. */
 export const reasonOf = (error: ConnectError) => error.findDetails(ErrorInfoSchema)[0]?.reason;
+
+/**
+ * A real HTTP/2 server on a free loopback port serving `services` behind the real interceptors
+ * (HS256 with a fresh key, a silent logger), and a bearer token for `alice` of tenant `t1`.
+ */
+export async function serveOnLoopback(
+  services: readonly ServiceRegistration[],
+): Promise<{ server: EngramServer; token: string }> {
+  const secret = randomBytes(32);
+  const server = await startServer({
+    services,
+    authenticate: await createAuthenticator({ mode: 'hs256', secret, clockToleranceSec: 0 }),
+    logger: createLogger({ service: 'test', level: 'silent' }),
+    limits: { maxMessageBytes: 1 << 20, maxStreamMessages: 100, maxTimeoutMs: 60_000 },
+    host: '127.0.0.1',
+    port: 0,
+    shutdownGraceMs: 1_000,
+  });
+  const token = await mintToken({ subject: 'alice', tenantId: 't1' }, { algorithm: 'HS256', secret });
+  return { server, token };
+}

@@ -74,6 +74,7 @@ export {
   OutboxRepository,
   enqueueOutbox,
   type OutboxAggregate,
+  type OutboxClass,
   type OutboxEntry,
   type OutboxEvent,
   type OutboxOperation,

@@ -22,6 +22,15 @@ export interface OutboxEvent {
   readonly payload?: Readonly<Record<string, string | number>>;
 }
 
+/**
+ * Aggregates of bulk work (a document and its chunks): leased after every conversational change
+ * that is due ({@link OutboxRepository.lease}).
+ */
+export const BULK_AGGREGATES: readonly OutboxAggregate[] = ['DOCUMENT', 'CHUNK'];
+
+/** The two classes of outbox rows: bulk ({@link BULK_AGGREGATES}) and everything else. */
+export type OutboxClass = 'conversational' | 'bulk';
+
 /** An outbox row handed to the indexer. */
 export interface OutboxEntry extends OutboxEvent {
   readonly id: number;
@@ -85,25 +94,37 @@ export class OutboxRepository {
   ) {}
 
   /**
-   * Leases up to `limit` due rows, oldest first: they become invisible to other consumers for
-   * `leaseMs` (their `available_at` moves forward) in one short transaction, so no transaction is
-   * held open while the consumer embeds and writes vectors. A consumer that dies mid-batch simply
-   * lets the lease run out and the rows come back (at-least-once; point ids make replays
-   * idempotent). On MySQL the selection uses SKIP LOCKED so concurrent consumers never lease the
-   * same row.
+   * Leases up to `limit` due rows: they become invisible to other consumers for `leaseMs` (their
+   * `available_at` moves forward) in one short transaction, so no transaction is held open while
+   * the consumer embeds and writes vectors. A consumer that dies mid-batch simply lets the lease run
+   * out and the rows come back (at-least-once; point ids make replays idempotent). On MySQL the
+   * selection uses SKIP LOCKED so concurrent consumers never lease the same row.
+   *
+   * Conversational changes come first (decision 0032): the due rows of every aggregate but
+   * {@link BULK_AGGREGATES} oldest first, then bulk rows (a document's chunks) oldest first to fill
+   * the batch, so a message appended while a large document is being indexed never waits behind its
+   * chunks. Within a class the order is the rows' order; across classes it does not matter, since the
+   * indexer re-reads every row's source of truth. `only` leases one class alone (the indexer runs
+   * a loop per class, so a conversational change never waits for a bulk batch to finish).
    */
-  async lease(limit: number, leaseMs: number, now = Date.now()): Promise<OutboxEntry[]> {
+  async lease(limit: number, leaseMs: number, now = Date.now(), only?: OutboxClass): Promise<OutboxEntry[]> {
     return inTransaction(this.store, async (trx) => {
-      let query = trx
-        .selectFrom('outbox')
-        .selectAll()
-        .where('processed_at', 'is', null)
-        .where('parked_at', 'is', null)
-        .where('available_at', '<=', now)
-        .orderBy('id')
-        .limit(limit);
-      if (supportsRowLocks(this.store.dialect)) query = query.forUpdate().skipLocked();
-      const rows = await query.execute();
+      const due = (bulk: boolean, max: number) => {
+        let query = trx
+          .selectFrom('outbox')
+          .selectAll()
+          .where('processed_at', 'is', null)
+          .where('parked_at', 'is', null)
+          .where('available_at', '<=', now)
+          .where('aggregate_kind', bulk ? 'in' : 'not in', BULK_AGGREGATES)
+          .orderBy('id')
+          .limit(max);
+        if (supportsRowLocks(this.store.dialect)) query = query.forUpdate().skipLocked();
+        return query.execute();
+      };
+      const rows = only === 'bulk' ? [] : await due(false, limit);
+      if (rows.length < limit && only !== 'conversational')
+        rows.push(...(await due(true, limit - rows.length)));
       if (rows.length === 0) return [];
       await trx
         .updateTable('outbox')

@@ -1,4 +1,4 @@
-import type { NewChunk, NewDocument } from '../src/index.js';
+import type { NewChunk, NewDocument, NewMemory } from '../src/index.js';
 
 /** A document as ingestion would create it (tenant t1, alice's, SELF); `overrides` set the rest. */
 export function newDocument(overrides: Partial<NewDocument> = {}): NewDocument {
@@ -38,6 +38,27 @@ export function newChunk(ordinal: number, overrides: Partial<NewChunk> = {}): Ne
     headerPrefixChars: 0,
     tokenCount: 3,
     headingPath: [],
+    ...overrides,
+  };
+}
+
+/** A FACT memory as the user stated it (tenant t1, alice's, SELF); `overrides` set the rest. */
+export function newMemory(text: string, overrides: Partial<NewMemory> = {}): NewMemory {
+  return {
+    tenantId: 't1',
+    ownerId: 'alice',
+    orgId: '',
+    scope: 'SELF',
+    type: 'FACT',
+    namespace: 'user_preference',
+    key: `k-${text}`,
+    text,
+    evergreen: false,
+    sourceKind: 'EXPLICIT_USER_STATEMENT',
+    confidence: 0.9,
+    evidence: { messageIds: [], chunkIds: [] },
+    languageCode: 'en',
+    metadata: {},
     ...overrides,
   };
 }

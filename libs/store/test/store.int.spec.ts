@@ -84,6 +84,56 @@ describe.each(dialects)('the source of truth on $name', (dialect) => {
       expect(retried).toEqual([failedId]);
       expect((await outbox.backlog(now + 60_000)).pending).toBe(0);
     });
+
+    it('leases conversational changes before older bulk ones (a document never holds a message up)', async () => {
+      const outbox = new OutboxRepository(store);
+      // Due long before the other tests' rows, so only these are leased.
+      let now = 500;
+      const chunks = Array.from({ length: 4 }, () => newId());
+      const rounds = [newId(), newId()];
+      await inTransaction(store, async (trx) => {
+        await enqueueOutbox(
+          trx,
+          [
+            { tenantId: 't-bulk', aggregate: 'DOCUMENT', aggregateId: newId(), operation: 'UPSERT' },
+            ...chunks.map((id) => ({
+              tenantId: 't-bulk',
+              aggregate: 'CHUNK' as const,
+              aggregateId: id,
+              operation: 'UPSERT' as const,
+            })),
+          ],
+          now,
+        );
+        await enqueueOutbox(
+          trx,
+          rounds.map((id) => ({
+            tenantId: 't-bulk',
+            aggregate: 'ROUND',
+            aggregateId: id,
+            operation: 'UPSERT',
+          })),
+          now,
+        );
+      });
+      // One class alone (the indexer's two loops), then both.
+      const bulkOnly = await outbox.lease(2, 60_000, now, 'bulk');
+      expect(bulkOnly.map((e) => e.aggregate)).toEqual(['DOCUMENT', 'CHUNK']);
+      expect((await outbox.lease(1, 60_000, now, 'conversational')).map((e) => e.aggregateId)).toEqual([
+        rounds[0],
+      ]);
+      // Leases end: every row is due again.
+      now += 120_000;
+      const first = await outbox.lease(3, 60_000, now);
+      expect(first.map((e) => e.aggregate)).toEqual(['ROUND', 'ROUND', 'DOCUMENT']);
+      expect(first.slice(0, 2).map((e) => e.aggregateId)).toEqual(rounds);
+      const rest = await outbox.lease(10, 60_000, now);
+      expect(rest.map((e) => e.aggregateId)).toEqual(chunks);
+      await outbox.complete(
+        [...first, ...rest].map((e) => e.id),
+        now,
+      );
+    });
   });
 
   describe('a poison row', () => {

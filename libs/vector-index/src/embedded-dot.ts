@@ -40,6 +40,10 @@ const V128_CONST_ZERO = [SIMD, 0x0c, ...new Array<number>(16).fill(0)];
 const F32X4_EXTRACT_LANE = [SIMD, 0x1f];
 const F32X4_ADD = [SIMD, 0xe4, 0x01];
 const F32X4_MUL = [SIMD, 0xe6, 0x01];
+const V128_LOAD8X8_S = [SIMD, 0x01];
+const I32X4_EXTEND_LOW_I16X8_S = [SIMD, 0xa7, 0x01];
+const I32X4_EXTEND_HIGH_I16X8_S = [SIMD, 0xa8, 0x01];
+const F32X4_CONVERT_I32X4_S = [SIMD, 0xfa, 0x01];
 
 // Parameters and locals of `dots`.
 const QUERY = 0;
@@ -75,96 +79,166 @@ const multiplyAdd = (acc: number, offset: number) => [
   ...set(acc),
 ];
 
-const BODY = [
+/**
+ * The shape both kernels share: `for i < n: base = rows[i] · rowBytes; acc0 = acc1 = 0; d = 0;
+ * <inner loop>; out[i] = Σ lanes(acc0 + acc1)`. `locals` declares the locals after the parameters,
+ * `setup` runs once, `rowSetup` per row (after `d = 0`), `inner` is the body of the loop over d.
+ */
+function kernel(
+  locals: readonly number[],
+  setup: readonly number[],
+  rowBytes: number,
+  rowSetup: readonly number[],
+  inner: readonly number[],
+): number[] {
+  return [
+    ...locals,
+    ...setup,
+    BLOCK,
+    VOID,
+    LOOP,
+    VOID,
+    ...get(I),
+    ...get(N),
+    I32_GE_U,
+    BR_IF,
+    1,
+    // base = rows[i] * rowBytes
+    ...get(ROWS),
+    ...get(I),
+    ...i32(2),
+    I32_SHL,
+    I32_ADD,
+    I32_LOAD,
+    2,
+    0,
+    ...get(rowBytes),
+    I32_MUL,
+    ...set(BASE),
+    ...V128_CONST_ZERO,
+    ...set(ACC0),
+    ...V128_CONST_ZERO,
+    ...set(ACC1),
+    ...i32(0),
+    ...set(D),
+    ...rowSetup,
+    LOOP,
+    VOID,
+    ...inner,
+    END,
+    // out[i] = horizontal sum of acc0 + acc1
+    ...get(OUT),
+    ...get(I),
+    ...i32(2),
+    I32_SHL,
+    I32_ADD,
+    ...get(ACC0),
+    ...get(ACC1),
+    ...F32X4_ADD,
+    LOCAL_TEE,
+    ACC0,
+    ...F32X4_EXTRACT_LANE,
+    0,
+    ...get(ACC0),
+    ...F32X4_EXTRACT_LANE,
+    1,
+    F32_ADD,
+    ...get(ACC0),
+    ...F32X4_EXTRACT_LANE,
+    2,
+    F32_ADD,
+    ...get(ACC0),
+    ...F32X4_EXTRACT_LANE,
+    3,
+    F32_ADD,
+    F32_STORE,
+    2,
+    0,
+    ...get(I),
+    ...i32(1),
+    I32_ADD,
+    ...set(I),
+    BR,
+    0,
+    END,
+    END,
+    END,
+  ];
+}
+
+const BODY = kernel(
   // locals: 4 × i32 (i, d, base, bytes), 2 × v128 (acc0, acc1)
-  2,
-  4,
-  I32,
-  2,
-  V128,
-  ...get(DIMS),
-  ...i32(2),
-  I32_SHL,
-  ...set(BYTES),
-  BLOCK,
-  VOID,
-  LOOP,
-  VOID,
-  ...get(I),
-  ...get(N),
-  I32_GE_U,
-  BR_IF,
-  1,
-  // base = rows[i] * bytes
-  ...get(ROWS),
-  ...get(I),
-  ...i32(2),
-  I32_SHL,
-  I32_ADD,
-  I32_LOAD,
-  2,
-  0,
-  ...get(BYTES),
-  I32_MUL,
-  ...set(BASE),
-  ...V128_CONST_ZERO,
-  ...set(ACC0),
-  ...V128_CONST_ZERO,
-  ...set(ACC1),
-  ...i32(0),
-  ...set(D),
-  LOOP,
-  VOID,
-  ...multiplyAdd(ACC0, 0),
-  ...multiplyAdd(ACC1, 16),
-  ...get(D),
-  ...i32(32),
-  I32_ADD,
-  LOCAL_TEE,
-  D,
-  ...get(BYTES),
-  I32_LT_U,
-  BR_IF,
-  0,
-  END,
-  // out[i] = horizontal sum of acc0 + acc1
-  ...get(OUT),
-  ...get(I),
-  ...i32(2),
-  I32_SHL,
-  I32_ADD,
-  ...get(ACC0),
-  ...get(ACC1),
+  [2, 4, I32, 2, V128],
+  [...get(DIMS), ...i32(2), I32_SHL, ...set(BYTES)],
+  BYTES,
+  [],
+  [
+    ...multiplyAdd(ACC0, 0),
+    ...multiplyAdd(ACC1, 16),
+    ...get(D),
+    ...i32(32),
+    I32_ADD,
+    LOCAL_TEE,
+    D,
+    ...get(BYTES),
+    I32_LT_U,
+    BR_IF,
+    0,
+  ],
+);
+
+/**
+ * `dots8(query, rows, n, dims, out)`: the same over int8 rows (vectors of `dims` bytes from address
+ * 0, the query still float32): per 8 dimensions one 8-byte load sign-extended to i16x8, its halves
+ * widened to i32x4 and converted to f32x4, multiplied with the query's two f32x4 and accumulated.
+ * The caller multiplies each sum by the row's scale. Locals: i, d, base, q (i32), acc0, acc1, w.
+ */
+const Q = 8;
+const W = 11;
+/** acc += f32x4(widen(w)) * v128(q + offset) */
+const widenMultiplyAdd = (acc: number, extend: readonly number[], offset: number) => [
+  ...get(acc),
+  ...get(W),
+  ...extend,
+  ...F32X4_CONVERT_I32X4_S,
+  ...get(Q),
+  ...load128(offset),
+  ...F32X4_MUL,
   ...F32X4_ADD,
-  LOCAL_TEE,
-  ACC0,
-  ...F32X4_EXTRACT_LANE,
-  0,
-  ...get(ACC0),
-  ...F32X4_EXTRACT_LANE,
-  1,
-  F32_ADD,
-  ...get(ACC0),
-  ...F32X4_EXTRACT_LANE,
-  2,
-  F32_ADD,
-  ...get(ACC0),
-  ...F32X4_EXTRACT_LANE,
-  3,
-  F32_ADD,
-  F32_STORE,
-  2,
-  0,
-  ...get(I),
-  ...i32(1),
-  I32_ADD,
-  ...set(I),
-  BR,
-  0,
-  END,
-  END,
-  END,
+  ...set(acc),
 ];
+const BODY8 = kernel(
+  // locals: 4 × i32 (i, d, base, q), 3 × v128 (acc0, acc1, w)
+  [2, 4, I32, 3, V128],
+  [],
+  DIMS,
+  [...get(QUERY), ...set(Q)],
+  [
+    // w = i16x8(int8 row[d .. d+8))
+    ...get(BASE),
+    ...get(D),
+    I32_ADD,
+    ...V128_LOAD8X8_S,
+    0,
+    0,
+    ...set(W),
+    ...widenMultiplyAdd(ACC0, I32X4_EXTEND_LOW_I16X8_S, 0),
+    ...widenMultiplyAdd(ACC1, I32X4_EXTEND_HIGH_I16X8_S, 16),
+    ...get(Q),
+    ...i32(32),
+    I32_ADD,
+    ...set(Q),
+    ...get(D),
+    ...i32(8),
+    I32_ADD,
+    LOCAL_TEE,
+    D,
+    ...get(DIMS),
+    I32_LT_U,
+    BR_IF,
+    0,
+  ],
+);
 
 /** Unsigned LEB128. */
 function leb(value: number): number[] {
@@ -194,11 +268,11 @@ const MODULE = Uint8Array.from([
   ...section(1, [1, 0x60, 5, I32, I32, I32, I32, I32, 0]),
   // import env.memory: memory, min 1 page, no maximum
   ...section(2, [1, ...name('env'), ...name('memory'), 0x02, 0x00, 1]),
-  // function 0 has type 0
-  ...section(3, [1, 0]),
-  // export "dots" = function 0
-  ...section(7, [1, ...name('dots'), 0x00, 0]),
-  ...section(10, [1, ...leb(BODY.length), ...BODY]),
+  // functions 0 and 1 have type 0
+  ...section(3, [2, 0, 0]),
+  // export "dots" = function 0, "dots8" = function 1
+  ...section(7, [2, ...name('dots'), 0x00, 0, ...name('dots8'), 0x00, 1]),
+  ...section(10, [2, ...leb(BODY.length), ...BODY, ...leb(BODY8.length), ...BODY8]),
 ]);
 
 /** `dots(query, rows, n, dims, out)` over `memory`, as described above. */
@@ -233,6 +307,15 @@ let compiled: object | null | undefined;
  * caller then scores in JS).
  */
 export function simdDots(memory: WasmMemory): Dots | undefined {
+  return kernels(memory)?.dots;
+}
+
+/** The int8 kernel (`dots8`, see above) bound to `memory`, or undefined without WebAssembly SIMD. */
+export function simdDots8(memory: WasmMemory): Dots | undefined {
+  return kernels(memory)?.dots8;
+}
+
+function kernels(memory: WasmMemory): { dots: Dots; dots8: Dots } | undefined {
   if (compiled === undefined) {
     try {
       compiled = new wasm.Module(MODULE);
@@ -242,5 +325,5 @@ export function simdDots(memory: WasmMemory): Dots | undefined {
   }
   if (compiled === null) return undefined;
   const instance = new wasm.Instance(compiled, { env: { memory } });
-  return instance.exports['dots'] as Dots;
+  return { dots: instance.exports['dots'] as Dots, dots8: instance.exports['dots8'] as Dots };
 }

@@ -4,16 +4,20 @@ import BetterSqlite3 from 'better-sqlite3';
 import { errors, isEngramError } from '@engram/errors';
 import { CollectionState, type StoredPoint } from './embedded-collection.js';
 import { checkFilter } from './embedded-filter.js';
+import { checkLimit, checkPendingMark, checkPendingOptions, checkPendingScope } from './point-checks.js';
 import type {
   CollectionSpec,
   IndexFilter,
   ItemKind,
+  PendingScope,
   Point,
   PointPayload,
   PointScope,
   ScoredPoint,
+  ScrolledPoint,
   ScrollOptions,
   ScrollPage,
+  SearchQuery,
   SparseVector,
   VectorIndex,
   VectorStore,
@@ -27,13 +31,21 @@ export interface EmbeddedStoreOptions {
    * one process at a time may open: a second opener fails with UNAVAILABLE.
    */
   readonly path: string;
+  /**
+   * How the in-memory copy holds dense vectors (decision 0034). `none` (default): float32, exact
+   * scores. `int8`: one byte per dimension plus a scale per vector — a quarter of the memory,
+   * dense scores and rankings approximate (recall@10 measured in docs/benchmarks.md). The file
+   * always keeps the float32 vectors, so the setting can change between opens; fetched vectors
+   * are the dequantized ones.
+   */
+  readonly quantization?: 'none' | 'int8';
 }
 
 /** The file inside {@link EmbeddedStoreOptions.path}. */
 export const EMBEDDED_INDEX_FILE = 'vectors.sqlite';
 
 const DEPENDENCY = 'vector-index';
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 3;
 const KINDS: readonly ItemKind[] = ['MEMORY', 'CHUNK', 'ROUND'];
 const SCOPES: readonly PointScope[] = ['SELF', 'ORG', 'PLATFORM'];
 
@@ -50,7 +62,11 @@ const SCOPES: readonly PointScope[] = ['SELF', 'ORG', 'PLATFORM'];
  * The file is opened with an exclusive lock: the retrieval process owns it.
  */
 export function createEmbeddedStore(options: EmbeddedStoreOptions): VectorStore {
-  return new EmbeddedStore(options.path);
+  // Checked at run time too: the setting comes from configuration.
+  const quantization: string = options.quantization ?? 'none';
+  if (quantization !== 'none' && quantization !== 'int8')
+    throw errors.fieldInvalid('quantization', 'must be none or int8');
+  return new EmbeddedStore(options.path, quantization === 'int8');
 }
 
 /** Runs `work`, turning driver failures into UNAVAILABLE (EngramErrors pass through). */
@@ -97,6 +113,7 @@ type PointRow = [
   createdAt: number,
   expiresAt: number | null,
   sourceUpdatedAt: number | null,
+  densePendingSince: number | null,
 ];
 
 const POINT_COLUMNS = [
@@ -119,6 +136,7 @@ const POINT_COLUMNS = [
   'created_at',
   'expires_at',
   'source_updated_at',
+  'dense_pending_since',
 ] as const;
 
 const SCHEMA = `
@@ -133,10 +151,18 @@ const SCHEMA = `
     owner_id TEXT NOT NULL, org_id TEXT NOT NULL, status TEXT NOT NULL,
     memory_type TEXT, namespace TEXT, evergreen INTEGER, session_id TEXT, document_id TEXT,
     occurred_at INTEGER, created_at INTEGER NOT NULL, expires_at INTEGER, source_updated_at INTEGER,
+    dense_pending_since INTEGER,
     UNIQUE (collection, id));`;
 
-/** Schema 1 → 2 adds `source_updated_at` (NULL for the points written before). */
-const MIGRATE_1_TO_2 = 'ALTER TABLE points ADD COLUMN source_updated_at INTEGER';
+/**
+ * The migrations, by the schema version they start from. 1 → 2 adds `source_updated_at`; 2 → 3
+ * adds `dense_pending_since` (lexical-first points: their `dense` is a zero-length blob). The
+ * points written before keep NULL, i.e. absent / not pending.
+ */
+const MIGRATIONS: ReadonlyMap<number, string> = new Map([
+  [1, 'ALTER TABLE points ADD COLUMN source_updated_at INTEGER'],
+  [2, 'ALTER TABLE points ADD COLUMN dense_pending_since INTEGER'],
+]);
 
 /** The payload of a row (absent optional fields read as undefined). */
 function payloadOf(row: PointRow): PointPayload {
@@ -157,6 +183,7 @@ function payloadOf(row: PointRow): PointPayload {
     createdAt: row[16],
     expiresAt: row[17] ?? undefined,
     sourceUpdatedAt: row[18] ?? undefined,
+    densePendingSince: row[19] ?? undefined,
   };
 }
 
@@ -184,6 +211,15 @@ function checkPayload(p: PointPayload): void {
   time('occurredAt', p.occurredAt, false);
   time('expiresAt', p.expiresAt, false);
   time('sourceUpdatedAt', p.sourceUpdatedAt, false);
+}
+
+/**
+ * A point's dense side: its normalized vector, or undefined for a lexical-first point. Exactly one
+ * of `dense` and `payload.densePendingSince` must be present (decision 0032).
+ */
+function denseOf(point: Point, dims: number): Float32Array | undefined {
+  checkPendingMark(point);
+  return point.dense === undefined ? undefined : normalized('point.dense', point.dense, dims);
 }
 
 /** The vector scaled to unit length (a zero vector stays zero), as Qdrant stores cosine vectors. */
@@ -224,6 +260,9 @@ function sparseOf(field: string, sparse: SparseVector, dropZeros: boolean): [Uin
   return [Uint32Array.from(ids), Float32Array.from(weights)];
 }
 
+/** The `dense` blob of a lexical-first point. */
+const NO_DENSE = Buffer.alloc(0);
+
 function bytes(array: Float32Array): Buffer {
   return Buffer.from(array.buffer, array.byteOffset, array.byteLength);
 }
@@ -252,7 +291,10 @@ class EmbeddedStore implements VectorStore {
   private closed = false;
   private readonly statements: ReturnType<EmbeddedStore['prepare']>;
 
-  constructor(readonly path: string) {
+  constructor(
+    readonly path: string,
+    private readonly quantized: boolean,
+  ) {
     this.db = guard(() => {
       mkdirSync(path, { recursive: true });
       return new BetterSqlite3(join(path, EMBEDDED_INDEX_FILE), { timeout: 0 });
@@ -278,7 +320,10 @@ class EmbeddedStore implements VectorStore {
           } else if (Number(version) > SCHEMA_VERSION) {
             throw errors.unavailable(DEPENDENCY, `${path} was written by a newer Engram (schema ${version})`);
           } else if (Number(version) < SCHEMA_VERSION) {
-            if (Number(version) === 1) this.db.exec(MIGRATE_1_TO_2);
+            for (let from = Number(version); from < SCHEMA_VERSION; from++) {
+              const migration = MIGRATIONS.get(from);
+              if (migration !== undefined) this.db.exec(migration);
+            }
             this.db
               .prepare("UPDATE engram_meta SET value = ? WHERE key = 'schema'")
               .run(String(SCHEMA_VERSION));
@@ -364,7 +409,7 @@ class EmbeddedStore implements VectorStore {
 
   private load(collection: string, spec: CollectionSpec): CollectionState {
     const expected = Number(this.statements.countPoints.get(collection));
-    const state = new CollectionState(spec.dimensions, expected);
+    const state = new CollectionState(spec.dimensions, expected, this.quantized);
     const rows = this.statements.load.iterate(collection) as IterableIterator<PointRow>;
     state.load(
       (function* () {
@@ -372,7 +417,8 @@ class EmbeddedStore implements VectorStore {
           const [sparseIndices, sparseValues] = sparseOfBlob(row[2]);
           yield {
             id: row[0],
-            dense: row[1],
+            // A zero-length blob: a lexical-first point (no collection has zero dimensions).
+            dense: row[1].length === 0 ? undefined : row[1],
             sparseIndices,
             sparseValues,
             payload: payloadOf(row),
@@ -412,7 +458,7 @@ class EmbeddedStore implements VectorStore {
       const [sparseIndices, sparseValues] = sparseOf('point.sparse', p.sparse, true);
       return {
         id: p.id,
-        dense: normalized('point.dense', p.dense, spec.dimensions),
+        dense: denseOf(p, spec.dimensions),
         sparseIndices,
         sparseValues,
         payload: p.payload,
@@ -427,7 +473,7 @@ class EmbeddedStore implements VectorStore {
           insert.run(
             collection,
             p.id,
-            bytes(p.dense as Float32Array),
+            p.dense === undefined ? NO_DENSE : bytes(p.dense as Float32Array),
             sparseBlob(p.sparseIndices, p.sparseValues),
             q.tenantId,
             q.kind,
@@ -445,6 +491,7 @@ class EmbeddedStore implements VectorStore {
             q.createdAt,
             q.expiresAt ?? null,
             q.sourceUpdatedAt ?? null,
+            p.dense === undefined ? (q.densePendingSince ?? null) : null,
           );
         }
       })();
@@ -478,9 +525,10 @@ class EmbeddedStore implements VectorStore {
     for (const id of new Set(ids)) {
       const p = state.get(id);
       if (p === undefined) continue;
+      const dense = withVectors ? (p.dense === undefined ? undefined : Array.from(p.dense)) : [];
       points.push({
         id,
-        dense: withVectors ? Array.from(p.dense) : [],
+        ...(dense !== undefined ? { dense } : {}),
         sparse: withVectors
           ? { indices: Array.from(p.sparseIndices), values: Array.from(p.sparseValues) }
           : { indices: [], values: [] },
@@ -496,16 +544,40 @@ class EmbeddedStore implements VectorStore {
     filter: IndexFilter,
     limit: number,
   ): ScoredPoint[] {
-    checkFilter(filter);
-    const { spec, state } = this.state(name);
-    return state.searchDense(normalized('vector', vector, spec.dimensions), filter, limit);
+    return this.searchBatch(name, [{ dense: vector, filter, limit }])[0] ?? [];
   }
 
   searchSparse(name: string, vector: SparseVector, filter: IndexFilter, limit: number): ScoredPoint[] {
-    checkFilter(filter);
-    const { state } = this.state(name);
-    const [indices, values] = sparseOf('vector', vector, false);
-    return state.searchSparse(indices, values, filter, limit);
+    return this.searchBatch(name, [{ sparse: vector, filter, limit }])[0] ?? [];
+  }
+
+  /** Every query validated first (one bad query rejects the batch), then run in order. */
+  searchBatch(name: string, queries: readonly SearchQuery[]): ScoredPoint[][] {
+    for (const query of queries) {
+      checkFilter(query.filter);
+      checkLimit(query.limit);
+    }
+    const { spec, state } = this.state(name);
+    const prepared = queries.map((query) => {
+      const withVectors = query.withVectors === true;
+      if ('dense' in query) {
+        const vector = normalized('vector', query.dense, spec.dimensions);
+        return () => state.searchDense(vector, query.filter, query.limit, withVectors);
+      }
+      const [indices, values] = sparseOf('vector', query.sparse, false);
+      return () => state.searchSparse(indices, values, query.filter, query.limit, withVectors);
+    });
+    return prepared.map((run) => run());
+  }
+
+  pendingDense(name: string, limit: number, kinds: readonly ItemKind[] | undefined): ScrolledPoint[] {
+    checkPendingOptions(limit, kinds);
+    return this.state(name).state.pendingDense(limit, kinds ?? []);
+  }
+
+  countPendingDense(name: string, of: PendingScope | undefined): number {
+    if (of !== undefined) checkPendingScope(of);
+    return this.state(name).state.countPending(of?.tenantId, of?.kinds ?? []);
   }
 
   scroll(name: string, filter: IndexFilter, options: ScrollOptions): ScrollPage {
@@ -629,6 +701,18 @@ class EmbeddedIndex implements VectorIndex {
 
   searchSparse(vector: SparseVector, filter: IndexFilter, limit: number): Promise<ScoredPoint[]> {
     return settle(() => this.store.searchSparse(this.name, vector, filter, limit));
+  }
+
+  searchBatch(queries: readonly SearchQuery[]): Promise<ScoredPoint[][]> {
+    return settle(() => this.store.searchBatch(this.name, queries));
+  }
+
+  pendingDense(limit: number, kinds?: readonly ItemKind[]): Promise<ScrolledPoint[]> {
+    return settle(() => this.store.pendingDense(this.name, limit, kinds));
+  }
+
+  countPendingDense(of?: PendingScope): Promise<number> {
+    return settle(() => this.store.countPendingDense(this.name, of));
   }
 
   fetch(ids: readonly string[], options?: { withVectors?: boolean }): Promise<Point[]> {

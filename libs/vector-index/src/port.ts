@@ -44,12 +44,24 @@ export interface PointPayload {
    * returned, never filtered on.
    */
   readonly sourceUpdatedAt?: number;
+  /**
+   * Lexical-first indexing (decision 0032): set exactly when the point was written without its
+   * dense vector, to a value that grows with every such write (epoch ms, made strictly increasing by
+   * the writer). It is the point's "dense vector due" mark and its version: the dense stage embeds
+   * what it saw and writes only if the mark is unchanged. Absent on points with a dense vector.
+   */
+  readonly densePendingSince?: number;
 }
 
 export interface Point {
   /** A UUID derived deterministically from kind + source id (idempotent upserts). */
   readonly id: string;
-  readonly dense: readonly number[] | Float32Array;
+  /**
+   * Absent while the point is lexical-only (its dense vector is due): dense searches skip it, sparse
+   * searches find it. A point without `dense` must carry `payload.densePendingSince`, a point with
+   * one must not (INVALID_ARGUMENT otherwise, before anything is written).
+   */
+  readonly dense?: readonly number[] | Float32Array | undefined;
   readonly sparse: SparseVector;
   readonly payload: PointPayload;
 }
@@ -98,7 +110,32 @@ export interface ScoredPoint {
   /** Dense: cosine similarity. Sparse: Σ query weight · IDF · document weight. */
   readonly score: number;
   readonly payload: PointPayload;
+  /** The point's dense vector (as stored: normalized), when the query asked `withVectors` and it has one. */
+  readonly vector?: Float32Array;
 }
+
+/** Whose pending points {@link VectorIndex.countPendingDense} counts. */
+export interface PendingScope {
+  readonly tenantId: string;
+  readonly kinds?: readonly ItemKind[];
+}
+
+/** One query of {@link VectorIndex.searchBatch}: dense (cosine) or sparse (IDF-weighted dot product). */
+export type SearchQuery =
+  | {
+      readonly dense: readonly number[] | Float32Array;
+      readonly filter: IndexFilter;
+      readonly limit: number;
+      /** Return each hit's dense vector (for MMR) with the hits: no second fetch. */
+      readonly withVectors?: boolean;
+    }
+  | {
+      readonly sparse: SparseVector;
+      readonly filter: IndexFilter;
+      readonly limit: number;
+      /** Return each hit's dense vector, when it has one. */
+      readonly withVectors?: boolean;
+    };
 
 /** A point as {@link VectorIndex.scroll} lists it: no vectors. */
 export interface ScrolledPoint {
@@ -154,7 +191,28 @@ export interface VectorIndex {
   ): Promise<ScoredPoint[]>;
   /** The `limit` best points by IDF-weighted sparse dot product among those matching `filter`. */
   searchSparse(vector: SparseVector, filter: IndexFilter, limit: number): Promise<ScoredPoint[]>;
-  /** Points by id (missing ids are left out), optionally with their vectors (for MMR). */
+  /**
+   * Several searches in one round trip to the store (Qdrant's batch Query API): the answers in the
+   * order of `queries`, each exactly what `searchDense`/`searchSparse` would answer (plus vectors
+   * when asked). Validation as theirs; one invalid query rejects the whole batch.
+   */
+  searchBatch(queries: readonly SearchQuery[]): Promise<ScoredPoint[][]>;
+  /**
+   * Up to `limit` (1–1000) points of any tenant stored without a dense vector, of `kinds` (any when
+   * absent or empty), in ascending `densePendingSince` order (ties by id). The dense stage of the
+   * indexer reads its work from here. No vectors.
+   */
+  pendingDense(limit: number, kinds?: readonly ItemKind[]): Promise<ScrolledPoint[]>;
+  /**
+   * How many points lack their dense vector (the dense stage's backlog): of any tenant, or of
+   * `of.tenantId` (and `of.kinds`, any when absent or empty). INVALID_ARGUMENT for an empty tenant.
+   */
+  countPendingDense(of?: PendingScope): Promise<number>;
+  /**
+   * Points by id (missing ids are left out), optionally with their vectors (for MMR). Without
+   * `withVectors` every point comes with `dense: []` and an empty sparse vector; with it, a point
+   * stored without a dense vector comes without `dense`.
+   */
   fetch(ids: readonly string[], options?: { withVectors?: boolean }): Promise<Point[]>;
   /**
    * Every point matching `filter`, a page at a time, in ascending point-id order (the string order

@@ -1,13 +1,18 @@
 import type { Schemas } from '@qdrant/js-client-rest';
 import { errors, isEngramError } from '@engram/errors';
+import { checkLimit, checkPendingMark, checkPendingOptions, checkPendingScope } from './point-checks.js';
 import type {
   CollectionSpec,
   IndexFilter,
+  ItemKind,
+  PendingScope,
   Point,
   PointPayload,
   ScoredPoint,
+  ScrolledPoint,
   ScrollOptions,
   ScrollPage,
+  SearchQuery,
   SparseVector,
   VectorIndex,
   VectorStore,
@@ -70,6 +75,9 @@ const PAYLOAD_INDEXES: ReadonlyArray<readonly [keyof PointPayload, Schemas['Payl
   ['occurredAt', { type: 'integer', lookup: false, range: true }],
   ['createdAt', { type: 'integer', lookup: false, range: true }],
   ['expiresAt', { type: 'integer', lookup: false, range: true }],
+  // Lexical-first points: `pendingDense` orders by it (`order_by` needs a range index), and
+  // `countPendingDense` counts the points that have it.
+  ['densePendingSince', { type: 'integer', lookup: false, range: true }],
 ];
 
 const STRING_FIELDS = [
@@ -91,6 +99,7 @@ const NUMBER_FIELDS = [
   'createdAt',
   'expiresAt',
   'sourceUpdatedAt',
+  'densePendingSince',
 ] as const satisfies ReadonlyArray<keyof PointPayload>;
 
 /**
@@ -243,20 +252,19 @@ class QdrantIndex implements VectorIndex {
     if (points.length === 0) return;
     // Checked before sending anything: Qdrant applies the valid points of a request that has a
     // vector of the wrong size, so a bad point would otherwise leave a half-written batch.
-    const sizes = new Set(points.map((p) => p.dense.length));
-    for (const size of sizes) await this.checkDimensions(size);
     for (const point of points) checkPoint(point);
+    const sizes = new Set(points.flatMap((p) => (p.dense === undefined ? [] : [p.dense.length])));
+    for (const size of sizes) await this.checkDimensions(size);
     const wait = options?.wait ?? true;
     for (let i = 0; i < points.length; i += this.settings.batchSize) {
       const body: Schemas['PointInsertOperations'] = {
-        points: points.slice(i, i + this.settings.batchSize).map((p) => ({
-          id: p.id,
-          vector: {
-            [DENSE]: Array.from(p.dense),
-            [SPARSE]: { indices: [...p.sparse.indices], values: [...p.sparse.values] },
-          },
-          payload: encodePayload(p.payload),
-        })),
+        points: points.slice(i, i + this.settings.batchSize).map((p) => {
+          const sparse = { indices: [...p.sparse.indices], values: [...p.sparse.values] };
+          // A lexical-first point simply lacks the named vector `dense`: dense queries skip it.
+          const vector =
+            p.dense === undefined ? { [SPARSE]: sparse } : { [DENSE]: Array.from(p.dense), [SPARSE]: sparse };
+          return { id: p.id, vector, payload: encodePayload(p.payload) };
+        }),
       };
       await this.write('PUT', `${this.path}/points?wait=${wait}`, body);
     }
@@ -280,25 +288,88 @@ class QdrantIndex implements VectorIndex {
     filter: IndexFilter,
     limit: number,
   ): Promise<ScoredPoint[]> {
-    checkLimit(limit);
-    const query = toQdrantFilter(filter);
-    checkFinite(vector, 'vector');
-    await this.checkDimensions(vector.length);
-    if (limit === 0) return [];
-    return this.query({ query: Array.from(vector), using: DENSE, filter: query, limit });
+    const request = await this.queryRequest({ dense: vector, filter, limit });
+    if (request === undefined) return [];
+    const result = await this.read<Schemas['QueryResponse']>('POST', `${this.path}/points/query`, request);
+    return decodeScored(result.points);
   }
 
   async searchSparse(vector: SparseVector, filter: IndexFilter, limit: number): Promise<ScoredPoint[]> {
-    checkLimit(limit);
-    checkSparse(vector, 'vector');
-    const query = toQdrantFilter(filter);
-    if (limit === 0 || vector.indices.length === 0) return [];
-    return this.query({
-      query: { indices: [...vector.indices], values: [...vector.values] },
-      using: SPARSE,
-      filter: query,
-      limit,
-    });
+    const request = await this.queryRequest({ sparse: vector, filter, limit });
+    if (request === undefined) return [];
+    const result = await this.read<Schemas['QueryResponse']>('POST', `${this.path}/points/query`, request);
+    return decodeScored(result.points);
+  }
+
+  /**
+   * One `POST …/points/query/batch` for every query that can have an answer (a zero limit or a
+   * sparse query without terms answers nothing without asking), the answers put back in order.
+   */
+  async searchBatch(queries: readonly SearchQuery[]): Promise<ScoredPoint[][]> {
+    const requests: (Schemas['QueryRequest'] | undefined)[] = [];
+    for (const query of queries) requests.push(await this.queryRequest(query));
+    const searches = requests.filter((r): r is Schemas['QueryRequest'] => r !== undefined);
+    if (searches.length === 0) return queries.map(() => []);
+    const body: Schemas['QueryRequestBatch'] = { searches };
+    const answers = await this.read<Schemas['QueryResponse'][]>(
+      'POST',
+      `${this.path}/points/query/batch`,
+      body,
+    );
+    if (answers.length !== searches.length)
+      throw new Error(`Qdrant answered ${answers.length} of ${searches.length} batched queries`);
+    let next = 0;
+    return requests.map((r) => (r === undefined ? [] : decodeScored(answers[next++]?.points ?? [])));
+  }
+
+  /**
+   * Qdrant's `order_by` scroll gives the smallest marks first but orders equal marks by its
+   * internal offsets, not by id. So it asks for `limit + 1`: when the extra point's mark is above
+   * the page's last mark (or there is none), the page is complete and only needs its ties sorted by
+   * id; otherwise the points carrying that last mark are read again in id order (a plain scroll)
+   * and the page ends with the first of them.
+   */
+  async pendingDense(limit: number, kinds?: readonly ItemKind[]): Promise<ScrolledPoint[]> {
+    checkPendingOptions(limit, kinds);
+    const must: Schemas['Condition'][] = [{ key: 'densePendingSince', range: { gte: 0 } }];
+    if (kinds !== undefined && kinds.length > 0) must.push({ key: 'kind', match: { any: [...kinds] } });
+    const body: Schemas['ScrollRequest'] = {
+      filter: { must },
+      limit: limit + 1,
+      order_by: { key: 'densePendingSince', direction: 'asc' },
+      with_payload: true,
+      with_vector: false,
+    };
+    const result = await this.read<Schemas['ScrollResult']>('POST', `${this.path}/points/scroll`, body);
+    const found = result.points
+      .map((r) => ({ id: String(r.id), payload: decodePayload(r.payload) }))
+      .sort(byPendingMark);
+    const [last, extra] = [found[limit - 1], found[limit]];
+    if (last === undefined || extra === undefined) return found;
+    const lastMark = markOf(last);
+    if (markOf(extra) > lastMark) return found.slice(0, limit);
+    const below = found.filter((p) => markOf(p) < lastMark);
+    const ties: Schemas['ScrollRequest'] = {
+      filter: {
+        must: [...must.slice(1), { key: 'densePendingSince', range: { gte: lastMark, lte: lastMark } }],
+      },
+      limit: limit - below.length,
+      with_payload: true,
+      with_vector: false,
+    };
+    const tied = await this.read<Schemas['ScrollResult']>('POST', `${this.path}/points/scroll`, ties);
+    return [...below, ...tied.points.map((r) => ({ id: String(r.id), payload: decodePayload(r.payload) }))];
+  }
+
+  async countPendingDense(of?: PendingScope): Promise<number> {
+    if (of !== undefined) checkPendingScope(of);
+    const must: Schemas['Condition'][] = [{ key: 'densePendingSince', range: { gte: 0 } }];
+    if (of !== undefined) must.unshift({ key: 'tenantId', match: { value: of.tenantId } });
+    if (of?.kinds !== undefined && of.kinds.length > 0)
+      must.push({ key: 'kind', match: { any: [...of.kinds] } });
+    const body: Schemas['CountRequest'] = { exact: true, filter: { must } };
+    const result = await this.read<Schemas['CountResult']>('POST', `${this.path}/points/count`, body);
+    return result.count;
   }
 
   async fetch(ids: readonly string[], options?: { withVectors?: boolean }): Promise<Point[]> {
@@ -317,9 +388,11 @@ class QdrantIndex implements VectorIndex {
       const record = byId.get(id);
       if (record === undefined) continue;
       const vectors = (record.vector ?? {}) as Record<string, unknown>;
+      // With vectors, a lexical-first point has no `dense`; without, `dense` is empty as before.
+      const dense = withVectors ? (vectors[DENSE] as number[] | undefined) : [];
       points.push({
         id,
-        dense: withVectors ? ((vectors[DENSE] as number[] | undefined) ?? []) : [],
+        ...(dense !== undefined ? { dense } : {}),
         sparse: withVectors ? decodeSparse(vectors[SPARSE]) : { indices: [], values: [] },
         payload: decodePayload(record.payload),
       });
@@ -367,19 +440,33 @@ class QdrantIndex implements VectorIndex {
     return Promise.resolve(); // nothing of its own to release
   }
 
-  private async query(body: Schemas['QueryRequest'] & { limit: number }): Promise<ScoredPoint[]> {
-    const request: Schemas['QueryRequest'] = {
-      ...body,
+  /**
+   * The Query API request of one search, validated as `searchDense`/`searchSparse` validate;
+   * undefined when the answer is empty without asking (limit 0, a sparse query without terms).
+   */
+  private async queryRequest(query: SearchQuery): Promise<Schemas['QueryRequest'] | undefined> {
+    const { filter, limit } = query;
+    checkLimit(limit);
+    let search: Schemas['QueryRequest'];
+    if ('dense' in query) {
+      const filterBody = toQdrantFilter(filter);
+      checkFinite(query.dense, 'vector');
+      await this.checkDimensions(query.dense.length);
+      if (limit === 0) return undefined;
+      search = { query: Array.from(query.dense), using: DENSE, filter: filterBody, limit };
+    } else {
+      checkSparse(query.sparse, 'vector');
+      const filterBody = toQdrantFilter(filter);
+      if (limit === 0 || query.sparse.indices.length === 0) return undefined;
+      const sparse = { indices: [...query.sparse.indices], values: [...query.sparse.values] };
+      search = { query: sparse, using: SPARSE, filter: filterBody, limit };
+    }
+    return {
+      ...search,
       with_payload: true,
-      with_vector: false,
+      with_vector: query.withVectors === true ? [DENSE] : false,
       ...(this.settings.exact ? { params: { exact: true } } : {}),
     };
-    const result = await this.read<Schemas['QueryResponse']>('POST', `${this.path}/points/query`, request);
-    return result.points.map((p) => ({
-      id: String(p.id),
-      score: p.score,
-      payload: decodePayload(p.payload),
-    }));
   }
 
   /** `GET /collections/{name}` (aliases resolve), or undefined when there is no such collection. */
@@ -437,11 +524,6 @@ class QdrantIndex implements VectorIndex {
   }
 }
 
-function checkLimit(limit: number): void {
-  if (!Number.isInteger(limit) || limit < 0)
-    throw errors.fieldInvalid('limit', 'must be a non-negative integer');
-}
-
 function checkFinite(values: ArrayLike<number>, field: string): void {
   for (let i = 0; i < values.length; i++) {
     if (!Number.isFinite(values[i])) throw errors.fieldInvalid(field, `value ${i} is not a finite number`);
@@ -462,8 +544,29 @@ function checkSparse(vector: SparseVector, field: string): void {
 }
 
 function checkPoint(point: Point): void {
-  checkFinite(point.dense, 'dense');
+  checkPendingMark(point);
+  if (point.dense !== undefined) checkFinite(point.dense, 'dense');
   checkSparse(point.sparse, 'sparse');
+}
+
+/** The pending mark of a point read by `pendingDense` (whose filter requires one). */
+function markOf(point: ScrolledPoint): number {
+  return point.payload.densePendingSince ?? Number.NaN;
+}
+
+/** Ascending pending mark, ties by id (the order of {@link VectorIndex.pendingDense}). */
+function byPendingMark(a: ScrolledPoint, b: ScrolledPoint): number {
+  const d = markOf(a) - markOf(b);
+  return d !== 0 ? d : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+/** Query API hits, with the dense vector as a Float32Array when it came along. */
+function decodeScored(points: readonly Schemas['ScoredPoint'][]): ScoredPoint[] {
+  return points.map((p) => {
+    const hit = { id: String(p.id), score: p.score, payload: decodePayload(p.payload) };
+    const dense = (p.vector as Record<string, unknown> | null | undefined)?.[DENSE];
+    return Array.isArray(dense) ? { ...hit, vector: Float32Array.from(dense as number[]) } : hit;
+  });
 }
 
 /** Only the known payload fields are stored: a payload never carries text. */

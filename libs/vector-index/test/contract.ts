@@ -10,6 +10,7 @@ import type {
   PointPayload,
   PointScope,
   ScoredPoint,
+  SearchQuery,
   SparseVector,
   VectorIndex,
   VectorStore,
@@ -138,8 +139,8 @@ function expectedDense(
   limit: number,
 ) {
   return points
-    .filter((p) => pointMatchesFilter(p.payload, filter))
-    .map((p) => ({ id: p.id, score: cosine(p.dense, query) }))
+    .filter((p) => p.dense !== undefined && pointMatchesFilter(p.payload, filter))
+    .map((p) => ({ id: p.id, score: cosine(p.dense!, query) }))
     .sort((a, b) => b.score - a.score)
     .slice(0, limit);
 }
@@ -285,8 +286,8 @@ export function vectorIndexContract(name: string, open: () => Promise<OpenedStor
           const actual = fetched.find((p) => p.id === expected.id)!;
           expect(actual.payload).toEqual(expected.payload);
           expect(actual.dense).toHaveLength(DIMS);
-          Array.from(actual.dense).forEach((v, i) => {
-            expect(v).toBeCloseTo(expected.dense[i] ?? Number.NaN, 5);
+          Array.from(actual.dense!).forEach((v, i) => {
+            expect(v).toBeCloseTo(expected.dense![i] ?? Number.NaN, 5);
           });
           expect([...actual.sparse.indices]).toEqual([...expected.sparse.indices]);
           actual.sparse.values.forEach((v, i) => {
@@ -576,7 +577,7 @@ export function vectorIndexContract(name: string, open: () => Promise<OpenedStor
         }
         // Even a query that is exactly another tenant's point.
         const foreign = points.find((p) => p.payload.tenantId === 't2')!;
-        const results = await index.searchDense(foreign.dense, { tenantId: 't1' }, 5);
+        const results = await index.searchDense(foreign.dense!, { tenantId: 't1' }, 5);
         expect(ids(results)).not.toContain(foreign.id);
         expect(await index.searchDense(query, { tenantId: 't3' }, 10)).toEqual([]);
       });
@@ -829,6 +830,329 @@ export function vectorIndexContract(name: string, open: () => Promise<OpenedStor
             points.filter((p) => pointMatchesFilter(p.payload, filter)).length,
           );
         }
+      });
+    });
+
+    describe('lexical-first points (no dense vector yet)', () => {
+      /** A point written without its dense vector, due since `since`. */
+      const pending = (
+        sourceId: string,
+        since: number,
+        overrides: Partial<PointPayload> = {},
+        sparse: SparseVector = NO_TERMS,
+      ): Point => {
+        const payload = basePayload(sourceId, { ...overrides, densePendingSince: since });
+        return { id: pointId(payload.kind, sourceId), sparse, payload };
+      };
+      const TERM: SparseVector = { indices: [7], values: [1] };
+
+      it('are invisible to dense search and found by sparse search, filters, scroll, count and fetch', async () => {
+        const index = await freshIndex('pending');
+        const random = seededRandom(100);
+        const query = randomUnit(random);
+        const full = point('full', randomUnit(random), {}, TERM);
+        const lexical = pending('lexical', NOW, { namespace: 'n1' }, TERM);
+        const theirs = pending('theirs', NOW + 1, { ownerId: 'u2', namespace: 'n1' }, TERM);
+        await index.upsert([full, lexical, theirs]);
+
+        expect(ids(await index.searchDense(query, { tenantId: 't1' }, 10))).toEqual([full.id]);
+        const sparse = await index.searchSparse(TERM, { tenantId: 't1' }, 10);
+        expect(sorted(ids(sparse))).toEqual(sorted([full.id, lexical.id, theirs.id]));
+        expect(sparse.find((r) => r.id === lexical.id)?.payload).toEqual(lexical.payload);
+        const mine: IndexFilter = {
+          tenantId: 't1',
+          visibleTo: { subject: 'u1', orgIds: [], platform: false },
+          namespaces: ['n1'],
+        };
+        expect(ids(await index.searchSparse(TERM, mine, 10))).toEqual([lexical.id]);
+        expect(await index.count()).toBe(3);
+        expect(await index.count(mine)).toBe(1);
+        const scrolled = (await index.scroll({ tenantId: 't1' }, { limit: 10 })).points;
+        expect(scrolled.find((p) => p.id === lexical.id)).toEqual({
+          id: lexical.id,
+          payload: lexical.payload,
+        });
+        expect(scrolled).toHaveLength(3);
+
+        const [fetched] = await index.fetch([lexical.id], { withVectors: true });
+        expect(fetched?.payload).toEqual(lexical.payload);
+        expect(fetched?.payload.densePendingSince).toBe(NOW);
+        expect(fetched).not.toHaveProperty('dense');
+        expect([...fetched!.sparse.indices]).toEqual([7]);
+        expect((await index.fetch([lexical.id]))[0]?.payload).toEqual(lexical.payload);
+
+        await index.deleteByFilter({ tenantId: 't1', sourceIds: ['theirs'] });
+        expect(await index.count()).toBe(2);
+        expect(await index.countPendingDense()).toBe(1);
+      });
+
+      it('an upsert replaces a point wholly: pending → with its vector → pending again', async () => {
+        const index = await freshIndex('pending-replace');
+        const random = seededRandom(101);
+        const vector = randomUnit(random);
+        const lexical = pending('p', NOW, {}, TERM);
+        await index.upsert([lexical]);
+        expect(await index.countPendingDense()).toBe(1);
+        expect(await index.searchDense(vector, { tenantId: 't1' }, 5)).toEqual([]);
+
+        const embedded = point('p', vector, {}, TERM);
+        await index.upsert([embedded]);
+        expect(await index.countPendingDense()).toBe(0);
+        expect(await index.pendingDense(10)).toEqual([]);
+        const hits = await index.searchDense(vector, { tenantId: 't1' }, 5);
+        expect(ids(hits)).toEqual([embedded.id]);
+        expect(hits[0]?.score).toBeCloseTo(1, 5);
+        expect(hits[0]?.payload).toEqual(embedded.payload);
+        expect(Object.keys(hits[0]!.payload)).not.toContain('densePendingSince');
+        const [withVector] = await index.fetch([embedded.id], { withVectors: true });
+        expect(withVector?.dense).toHaveLength(DIMS);
+
+        await index.upsert([pending('p', NOW + 5, {}, TERM)]);
+        expect(await index.countPendingDense()).toBe(1);
+        expect(await index.searchDense(vector, { tenantId: 't1' }, 5)).toEqual([]);
+        expect(ids(await index.searchSparse(TERM, { tenantId: 't1' }, 5))).toEqual([embedded.id]);
+        const [again] = await index.fetch([embedded.id], { withVectors: true });
+        expect(again).not.toHaveProperty('dense');
+        expect(again?.payload.densePendingSince).toBe(NOW + 5);
+        expect(await index.count()).toBe(1);
+      });
+
+      it('rejects a point without dense and without a mark, or with both, and writes nothing of that call', async () => {
+        const index = await freshIndex('pending-invalid');
+        const random = seededRandom(102);
+        const good = point('good', randomUnit(random));
+        const goodPending = pending('good-pending', NOW);
+        const { densePendingSince: _dropped, ...unmarked } = goodPending.payload;
+        const invalid: Point[] = [
+          { id: pointId('MEMORY', 'no-mark'), sparse: NO_TERMS, payload: unmarked },
+          { ...point('both', randomUnit(random)), payload: basePayload('both', { densePendingSince: NOW }) },
+          pending('fraction', NOW + 0.5),
+          pending('negative', -1),
+          pending('nan', Number.NaN),
+          // Dimensions are checked only for points that have a dense vector.
+          point('wrong-size', randomUnit(random, DIMS + 1)),
+        ];
+        for (const bad of invalid) {
+          await expect(index.upsert([good, goodPending, bad])).rejects.toMatchObject({
+            code: Code.InvalidArgument,
+            reason: 'FIELD_INVALID',
+          });
+        }
+        expect(await index.count()).toBe(0);
+        expect(await index.countPendingDense()).toBe(0);
+        await index.upsert([good, goodPending]);
+        expect(await index.count()).toBe(2);
+      });
+
+      it('pendingDense lists due points of every tenant, oldest mark first (ties by id), by kind and limit', async () => {
+        const index = await freshIndex('pending-order');
+        const random = seededRandom(103);
+        const points: Point[] = [
+          point('done', randomUnit(random)),
+          pending('m1', NOW + 30),
+          pending('m2', NOW + 10, { tenantId: 't2' }),
+          pending('c1', NOW + 20, { kind: 'CHUNK', status: 'READY', documentId: 'd1' }),
+          pending('r1', NOW + 20, { kind: 'ROUND', sessionId: 's1' }),
+          pending('m3', NOW + 20),
+          pending('m4', NOW + 40, { tenantId: 't3' }),
+        ];
+        await index.upsert(points);
+        const due = points.filter((p) => p.dense === undefined);
+        const order = [...due].sort(
+          (a, b) =>
+            a.payload.densePendingSince! - b.payload.densePendingSince! ||
+            (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+        );
+        expect(await index.pendingDense(1_000)).toEqual(order.map((p) => ({ id: p.id, payload: p.payload })));
+        expect(await index.countPendingDense()).toBe(6);
+        const tenantOf = (p: Point) => p.payload.tenantId;
+        for (const tenantId of ['t1', 't2', 't3', 'nobody']) {
+          expect(await index.countPendingDense({ tenantId })).toBe(
+            due.filter((p) => tenantOf(p) === tenantId).length,
+          );
+        }
+        expect(await index.countPendingDense({ tenantId: 't1', kinds: ['CHUNK', 'ROUND'] })).toBe(
+          due.filter((p) => tenantOf(p) === 't1' && p.payload.kind !== 'MEMORY').length,
+        );
+        expect(await index.countPendingDense({ tenantId: 't1', kinds: [] })).toBe(
+          due.filter((p) => tenantOf(p) === 't1').length,
+        );
+        await expect(index.countPendingDense({ tenantId: '' })).rejects.toMatchObject({
+          code: Code.InvalidArgument,
+        });
+        await expect(
+          index.countPendingDense({ tenantId: 't1', kinds: ['BOGUS' as ItemKind] }),
+        ).rejects.toMatchObject({
+          code: Code.InvalidArgument,
+          reason: 'FIELD_INVALID',
+        });
+        // Every limit cuts the same order, also inside the three-way tie at NOW + 20.
+        for (let limit = 1; limit <= 7; limit++)
+          expect(ids(await index.pendingDense(limit))).toEqual(ids(order).slice(0, limit));
+        expect(ids(await index.pendingDense(10, ['CHUNK', 'ROUND']))).toEqual(
+          ids(order.filter((p) => p.payload.kind !== 'MEMORY')),
+        );
+        expect(ids(await index.pendingDense(2, ['MEMORY']))).toEqual(
+          ids(order.filter((p) => p.payload.kind === 'MEMORY')).slice(0, 2),
+        );
+        expect(ids(await index.pendingDense(10, []))).toEqual(ids(order));
+
+        for (const limit of [0, 1_001, 2.5, -1])
+          await expect(index.pendingDense(limit)).rejects.toMatchObject({
+            code: Code.InvalidArgument,
+            reason: 'FIELD_INVALID',
+          });
+        await expect(index.pendingDense(5, ['BOGUS' as ItemKind])).rejects.toMatchObject({
+          code: Code.InvalidArgument,
+          reason: 'FIELD_INVALID',
+        });
+
+        await index.delete([points[2]!.id]);
+        await index.upsert([point('m1', randomUnit(random))]);
+        expect(await index.countPendingDense()).toBe(4);
+        expect(ids(await index.pendingDense(10))).toEqual(
+          ids(order.filter((p) => p.id !== points[2]!.id && p.id !== points[1]!.id)),
+        );
+      });
+
+      it('countPendingDense counts all tenants, or one tenant and its kinds', async () => {
+        const index = await freshIndex('pending-count');
+        const random = seededRandom(104);
+        await index.upsert([
+          point('done', randomUnit(random)),
+          pending('m1', NOW),
+          pending('m2', NOW + 1),
+          pending('c1', NOW + 2, { kind: 'CHUNK', status: 'READY', documentId: 'd1' }),
+          pending('x1', NOW + 3, { tenantId: 't2' }),
+          point('x2', randomUnit(random), { tenantId: 't2' }),
+        ]);
+        expect(await index.countPendingDense()).toBe(4);
+        expect(await index.countPendingDense({ tenantId: 't1' })).toBe(3);
+        expect(await index.countPendingDense({ tenantId: 't1', kinds: ['MEMORY'] })).toBe(2);
+        expect(await index.countPendingDense({ tenantId: 't1', kinds: ['CHUNK', 'ROUND'] })).toBe(1);
+        expect(await index.countPendingDense({ tenantId: 't1', kinds: [] })).toBe(3);
+        expect(await index.countPendingDense({ tenantId: 't2' })).toBe(1);
+        expect(await index.countPendingDense({ tenantId: 't3' })).toBe(0);
+        expect(await index.countPendingDense({ tenantId: 't2', kinds: ['ROUND'] })).toBe(0);
+        await expect(index.countPendingDense({ tenantId: '' })).rejects.toMatchObject({
+          code: Code.InvalidArgument,
+        });
+        await expect(
+          index.countPendingDense({ tenantId: 't1', kinds: ['BOGUS' as ItemKind] }),
+        ).rejects.toMatchObject({ code: Code.InvalidArgument, reason: 'FIELD_INVALID' });
+      });
+    });
+
+    describe('searchBatch', () => {
+      const points = fixture(150, 110);
+      const random = seededRandom(111);
+      // A few lexical-first points among them, sharing terms with the sparse queries.
+      const extra: Point[] = [0, 1, 2].map((i) => ({
+        id: pointId('MEMORY', `lexical${i}`),
+        sparse: { indices: [1, 2 + i], values: [4, 4] },
+        payload: basePayload(`lexical${i}`, { densePendingSince: NOW + i }),
+      }));
+      const withTerms = points.map((p, i) => ({
+        ...p,
+        sparse: { indices: [1 + (i % 4), 10 + (i % 7)], values: [1 + (i % 3), 0.5] },
+      }));
+      let index: VectorIndex;
+      beforeAll(async () => {
+        index = await freshIndex('batch');
+        await index.upsert([...withTerms, ...extra]);
+      });
+      const filters: IndexFilter[] = [
+        { tenantId: 't1' },
+        { tenantId: 't1', visibleTo: { subject: 'u1', orgIds: ['o1'], platform: false } },
+        { tenantId: 't2', kinds: ['MEMORY', 'CHUNK'] },
+      ];
+      const queries: SearchQuery[] = filters.flatMap((filter, i) => [
+        { dense: randomUnit(random), filter, limit: 5 + i },
+        { dense: new Float32Array(randomUnit(random)), filter, limit: 3 },
+        { sparse: { indices: [1, 2, 11], values: [1, 0.5, 2] }, filter, limit: 8 },
+        { sparse: { indices: [3], values: [1] }, filter, limit: 4 },
+      ]);
+      const single = (q: SearchQuery) =>
+        'dense' in q
+          ? index.searchDense(q.dense, q.filter, q.limit)
+          : index.searchSparse(q.sparse, q.filter, q.limit);
+
+      it('answers each query as the single search would, in order', async () => {
+        const answers = await index.searchBatch(queries);
+        expect(answers).toHaveLength(queries.length);
+        for (let i = 0; i < queries.length; i++) {
+          const expected = await single(queries[i]!);
+          expect(expected.length).toBeGreaterThan(0);
+          expect(ids(answers[i]!)).toEqual(ids(expected));
+          expectRanking(answers[i]!, expected);
+          answers[i]!.forEach((hit, k) => {
+            expect(hit.payload).toEqual(expected[k]!.payload);
+            expect(hit).not.toHaveProperty('vector');
+          });
+        }
+        // The lexical-first points take part in sparse answers only.
+        const found = new Set(answers.flatMap((a, i) => ('dense' in queries[i]! ? ids(a) : [])));
+        for (const p of extra) expect(found.has(p.id)).toBe(false);
+        const sparseFound = answers.flatMap((a, i) => ('sparse' in queries[i]! ? ids(a) : []));
+        expect(extra.some((p) => sparseFound.includes(p.id))).toBe(true);
+      });
+
+      it('returns each hit’s stored dense vector with `withVectors`, none for lexical-first hits', async () => {
+        const answers = await index.searchBatch(queries.map((q) => ({ ...q, withVectors: true })));
+        const plain = await index.searchBatch(queries);
+        let lexicalHits = 0;
+        for (let i = 0; i < queries.length; i++) {
+          expect(ids(answers[i]!)).toEqual(ids(plain[i]!));
+          const stored = await index.fetch(ids(answers[i]!), { withVectors: true });
+          for (const hit of answers[i]!) {
+            const point = stored.find((p) => p.id === hit.id)!;
+            if (point.dense === undefined) {
+              lexicalHits++;
+              expect(hit).not.toHaveProperty('vector');
+              continue;
+            }
+            expect(hit.vector).toBeInstanceOf(Float32Array);
+            expect(hit.vector).toHaveLength(DIMS);
+            Array.from(hit.vector!).forEach((v, d) => {
+              expect(v).toBeCloseTo(point.dense![d] ?? Number.NaN, 5);
+            });
+          }
+        }
+        expect(lexicalHits).toBeGreaterThan(0);
+      });
+
+      it('answers an empty batch, zero limits and term-less sparse queries with empty lists', async () => {
+        expect(await index.searchBatch([])).toEqual([]);
+        const answers = await index.searchBatch([
+          { dense: randomUnit(random), filter: { tenantId: 't1' }, limit: 0 },
+          { sparse: NO_TERMS, filter: { tenantId: 't1' }, limit: 5 },
+          { dense: randomUnit(random), filter: { tenantId: 'nobody' }, limit: 5 },
+          queries[0]!,
+        ]);
+        expect(answers.slice(0, 3)).toEqual([[], [], []]);
+        expect(ids(answers[3]!)).toEqual(ids(await single(queries[0]!)));
+        expect(await index.searchBatch([{ sparse: NO_TERMS, filter: { tenantId: 't1' }, limit: 5 }])).toEqual(
+          [[]],
+        );
+      });
+
+      it('rejects the whole batch when one query is invalid', async () => {
+        const good = queries[0]!;
+        const bad: SearchQuery[] = [
+          { dense: randomUnit(random, DIMS + 1), filter: { tenantId: 't1' }, limit: 5 },
+          { dense: randomUnit(random), filter: { tenantId: 't1' }, limit: -1 },
+          { dense: randomUnit(random), filter: { tenantId: 't1' }, limit: 1.5 },
+          { sparse: { indices: [1, 2], values: [1] }, filter: { tenantId: 't1' }, limit: 5 },
+          { dense: [Number.NaN, ...randomUnit(random).slice(1)], filter: { tenantId: 't1' }, limit: 5 },
+        ];
+        for (const query of bad)
+          await expect(index.searchBatch([good, query])).rejects.toMatchObject({
+            code: Code.InvalidArgument,
+            reason: 'FIELD_INVALID',
+          });
+        await expect(
+          index.searchBatch([good, { dense: randomUnit(random), filter: { tenantId: '' }, limit: 5 }]),
+        ).rejects.toMatchObject({ code: Code.InvalidArgument });
       });
     });
 

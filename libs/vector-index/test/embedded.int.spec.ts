@@ -136,6 +136,8 @@ function expectSameRanking(mine: readonly ScoredPoint[], theirs: readonly Scored
 // Small vocabularies, so that random filters actually select something.
 const TENANTS = ['t1', 't2'];
 const OWNERS = ['u1', 'u2', 'u3'];
+
+const ids = (found: readonly { id: string }[]): string[] => found.map((p) => p.id);
 const ORGS = ['o1', 'o2'];
 const KINDS: ItemKind[] = ['MEMORY', 'CHUNK', 'ROUND'];
 const SCOPES: PointScope[] = ['SELF', 'ORG', 'PLATFORM'];
@@ -387,6 +389,142 @@ describe('EmbeddedStore', () => {
     });
   });
 
+  describe('int8 quantization (opt-in)', () => {
+    /** The same points in a float32 and an int8 store; both closed by the caller. */
+    const pair = async (dims: number, count: number, seed: number) => {
+      const path = freshPath();
+      const random = seededRandom(seed);
+      const points: Point[] = Array.from({ length: count }, (_, i) =>
+        i % 10 === 9
+          ? {
+              id: pointId('MEMORY', `q${i}`),
+              sparse: { indices: [1], values: [1] },
+              payload: payload(`q${i}`, { densePendingSince: NOW + i }),
+            }
+          : point(
+              pointId('MEMORY', `q${i}`),
+              randomUnit(random, dims),
+              { ownerId: OWNERS[i % 3]! },
+              {
+                indices: [1],
+                values: [1],
+              },
+            ),
+      );
+      const writer = createEmbeddedStore({ path });
+      await writer.index('c').ensureCollection({ model: 'm', dimensions: dims });
+      await writer.index('c').upsert(points);
+      await writer.close();
+      return { path, points, queries: Array.from({ length: 40 }, () => randomUnit(random, dims)) };
+    };
+
+    it.each([64, 20])(
+      'ranks nearly as float32 does, with close scores, and skips pending points (%d dims)',
+      async (dims) => {
+        const { path, points, queries } = await pair(dims, 3_000, dims);
+        const filters: IndexFilter[] = [
+          { tenantId: 't1' },
+          { tenantId: 't1', visibleTo: { subject: 'u2', orgIds: [], platform: false } },
+        ];
+        const answers = async (quantization: 'none' | 'int8') => {
+          const store = createEmbeddedStore({ path, quantization });
+          const index = store.index('c');
+          const out: ScoredPoint[][] = [];
+          for (const filter of filters)
+            for (const query of queries) out.push(await index.searchDense(query, filter, 10));
+          const [fetched] = await index.fetch([points[0]!.id], { withVectors: true });
+          await store.close();
+          return { out, fetched };
+        };
+        const exact = await answers('none');
+        const approx = await answers('int8');
+        const pending = new Set(points.filter((p) => p.dense === undefined).map((p) => p.id));
+        let found = 0;
+        let wanted = 0;
+        exact.out.forEach((truth, q) => {
+          const got = approx.out[q]!;
+          expect(got).toHaveLength(truth.length);
+          const want = new Set(ids(truth));
+          found += ids(got).filter((id) => want.has(id)).length;
+          wanted += want.size;
+          for (const hit of got) {
+            expect(pending.has(hit.id)).toBe(false);
+            const reference = truth.find((t) => t.id === hit.id);
+            if (reference !== undefined) expect(Math.abs(hit.score - reference.score)).toBeLessThan(0.02);
+          }
+        });
+        expect(found / wanted).toBeGreaterThan(0.9);
+        // Fetched vectors are the dequantized ones: close to the stored float32 vector.
+        const original = points[0]!.dense!;
+        Array.from(approx.fetched!.dense!).forEach((v, d) => {
+          expect(Math.abs(v - (original[d] ?? Number.NaN))).toBeLessThan(0.01);
+        });
+        // The file still holds float32: opened without quantization, the answers are exact again.
+        expect((await answers('none')).out).toEqual(exact.out);
+      },
+    );
+
+    it('stays consistent through replacements and compaction, and rejects an unknown setting', async () => {
+      const { path, points, queries } = await pair(64, 2_000, 7);
+      const store = createEmbeddedStore({ path, quantization: 'int8' });
+      const index = store.index('c');
+      const random = seededRandom(8);
+      // Rewrite 1,500 points with new vectors: enough dead slots for a compaction.
+      const cleaned = points.slice(0, 1_500).map((p) => {
+        const { densePendingSince: _, ...rest } = p.payload;
+        return { ...p, dense: randomUnit(random, 64), payload: rest };
+      });
+      await index.upsert(cleaned);
+      const all = [...cleaned, ...points.slice(1_500)];
+      expect(await index.count()).toBe(2_000);
+      expect(await index.countPendingDense()).toBe(all.filter((p) => p.dense === undefined).length);
+      const top = await index.searchDense(cleaned[0]!.dense, { tenantId: 't1' }, 1);
+      expect(top[0]?.id).toBe(cleaned[0]!.id);
+      expect(top[0]?.score).toBeGreaterThan(0.99);
+      expect(await index.searchDense(queries[0]!, { tenantId: 't1' }, 10)).toHaveLength(10);
+      await store.close();
+      expect(() => createEmbeddedStore({ path, quantization: 'int4' as 'int8' })).toThrow(
+        expect.objectContaining({ code: Code.InvalidArgument }),
+      );
+    });
+  });
+
+  describe('lexical-first points through compaction', () => {
+    it('keeps pending points pending, and out of dense search, when dead slots are compacted away', async () => {
+      const store = createEmbeddedStore({ path: freshPath() });
+      const index = store.index('c');
+      await index.ensureCollection({ model: 'm', dimensions: 8 });
+      const random = seededRandom(41);
+      const make = (i: number, round: number): Point => {
+        const id = pointId('MEMORY', `c${i}`);
+        const sparse = { indices: [i % 11], values: [1] };
+        // Every third point is lexical-first, its mark growing with the round.
+        return i % 3 === 0
+          ? { id, sparse, payload: payload(`c${i}`, { densePendingSince: NOW + round * 10_000 + i }) }
+          : { id, dense: randomUnit(random, 8), sparse, payload: payload(`c${i}`) };
+      };
+      const n = 3_000;
+      await index.upsert(Array.from({ length: n }, (_, i) => make(i, 0)));
+      // Rewriting the first 2,000 leaves 2,000 dead slots: enough to trigger a compaction.
+      await index.upsert(Array.from({ length: 2_000 }, (_, i) => make(i, 1)));
+      const pendingIds = Array.from({ length: n }, (_, i) => i).filter((i) => i % 3 === 0);
+      expect(await index.count()).toBe(n);
+      expect(await index.countPendingDense()).toBe(pendingIds.length);
+      const expectedOrder = pendingIds
+        .map((i) => ({ i, mark: NOW + (i < 2_000 ? 10_000 : 0) + i }))
+        .sort((a, b) => a.mark - b.mark)
+        .map(({ i }) => pointId('MEMORY', `c${i}`));
+      expect(ids(await index.pendingDense(1_000))).toEqual(expectedOrder.slice(0, 1_000));
+      const dense = await index.searchDense(randomUnit(random, 8), { tenantId: 't1' }, 1_000);
+      expect(dense).toHaveLength(1_000);
+      const pendingSet = new Set(expectedOrder);
+      expect(dense.some((hit) => pendingSet.has(hit.id))).toBe(false);
+      const sparse = await index.searchSparse({ indices: [0], values: [1] }, { tenantId: 't1' }, 1_000);
+      expect(sparse.some((hit) => pendingSet.has(hit.id))).toBe(true);
+      await store.close();
+    });
+  });
+
   describe('filtering before the top-k cut', () => {
     it('returns every visible point when 30 of 20,000 are visible and all others are closer', async () => {
       const store = createEmbeddedStore({ path: freshPath() });
@@ -471,6 +609,49 @@ describe('EmbeddedStore', () => {
       await second.close();
     });
 
+    it('keeps lexical-first points pending across reopen, and their replacements', async () => {
+      const path = freshPath();
+      const random = seededRandom(4);
+      const lexical = (i: number, since: number): Point => ({
+        id: pointId('MEMORY', `l${i}`),
+        sparse: { indices: [1, 2 + i], values: [1, 1] },
+        payload: payload(`l${i}`, { densePendingSince: since }),
+      });
+      const full = point(pointId('MEMORY', 'full'), randomUnit(random, 8), {}, { indices: [1], values: [1] });
+      const first = createEmbeddedStore({ path });
+      const index = first.index('c');
+      await index.ensureCollection(SPEC);
+      await index.upsert([full, lexical(0, NOW + 2), lexical(1, NOW + 1), lexical(2, NOW + 3)]);
+      // l2 gets its vector; full goes back to pending.
+      const embedded = { ...lexical(2, 0), dense: randomUnit(random, 8), payload: payload('l2') };
+      await index.upsert([
+        embedded,
+        { ...lexical(9, NOW + 9), id: full.id, payload: { ...full.payload, densePendingSince: NOW + 9 } },
+      ]);
+      const query = embedded.dense;
+      const pendingBefore = await index.pendingDense(10);
+      const sparseBefore = await index.searchSparse({ indices: [1], values: [1] }, { tenantId: 't1' }, 10);
+      const fetchedBefore = await index.fetch([full.id, embedded.id, lexical(0, 0).id], {
+        withVectors: true,
+      });
+      await first.close();
+
+      const second = createEmbeddedStore({ path });
+      const reopened = second.index('c');
+      expect(ids(pendingBefore)).toEqual([lexical(1, 0).id, lexical(0, 0).id, full.id]);
+      expect(await reopened.pendingDense(10)).toEqual(pendingBefore);
+      expect(await reopened.countPendingDense()).toBe(3);
+      expect(await reopened.searchSparse({ indices: [1], values: [1] }, { tenantId: 't1' }, 10)).toEqual(
+        sparseBefore,
+      );
+      expect(ids(await reopened.searchDense(query, { tenantId: 't1' }, 10))).toEqual([embedded.id]);
+      expect(await reopened.fetch([full.id, embedded.id, lexical(0, 0).id], { withVectors: true })).toEqual(
+        fetchedBefore,
+      );
+      expect(fetchedBefore.filter((p) => p.dense !== undefined).map((p) => p.id)).toEqual([embedded.id]);
+      await second.close();
+    });
+
     it('never loses an acknowledged write when the process is killed (SIGKILL)', async () => {
       const path = freshPath();
       const store = fileURLToPath(new URL('../src/embedded-store.ts', import.meta.url));
@@ -548,7 +729,10 @@ describe('EmbeddedStore', () => {
       await first.close();
       // Turn the file back into what schema 1 wrote.
       const db = new BetterSqlite3(join(path, EMBEDDED_INDEX_FILE));
-      db.exec("ALTER TABLE points DROP COLUMN source_updated_at; UPDATE engram_meta SET value = '1'");
+      db.exec(
+        'ALTER TABLE points DROP COLUMN source_updated_at; ALTER TABLE points DROP COLUMN dense_pending_since;' +
+          " UPDATE engram_meta SET value = '1'",
+      );
       db.close();
 
       const upgraded = createEmbeddedStore({ path });
@@ -569,7 +753,46 @@ describe('EmbeddedStore', () => {
       ]);
       await reopened.close();
       const check = new BetterSqlite3(join(path, EMBEDDED_INDEX_FILE), { readonly: true });
-      expect(check.prepare("SELECT value FROM engram_meta WHERE key = 'schema'").pluck().get()).toBe('2');
+      expect(check.prepare("SELECT value FROM engram_meta WHERE key = 'schema'").pluck().get()).toBe('3');
+      check.close();
+    });
+
+    it('upgrades a schema 2 file (no dense_pending_since column) in place; its points keep their vectors', async () => {
+      const path = freshPath();
+      const old = point('00000000-0000-4000-8000-000000000001', [1, 0, 0, 0, 0, 0, 0, 0], {
+        sourceUpdatedAt: NOW,
+      });
+      const first = createEmbeddedStore({ path });
+      await first.index('c').ensureCollection(SPEC);
+      await first.index('c').upsert([old]);
+      await first.close();
+      // Turn the file back into what schema 2 (before lexical-first indexing) wrote.
+      const db = new BetterSqlite3(join(path, EMBEDDED_INDEX_FILE));
+      db.exec("ALTER TABLE points DROP COLUMN dense_pending_since; UPDATE engram_meta SET value = '2'");
+      db.close();
+
+      const upgraded = createEmbeddedStore({ path });
+      const index = upgraded.index('c');
+      const [fetched] = await index.fetch([old.id], { withVectors: true });
+      expect(fetched?.payload).toEqual(old.payload);
+      expect(fetched?.dense).toEqual(old.dense);
+      expect(await index.countPendingDense()).toBe(0);
+      expect((await index.searchDense(old.dense!, { tenantId: 't1' }, 1))[0]?.id).toBe(old.id);
+      const lexical: Point = {
+        id: '00000000-0000-4000-8000-000000000002',
+        sparse: { indices: [4], values: [1] },
+        payload: payload('00000000-0000-4000-8000-000000000002', { densePendingSince: NOW + 7 }),
+      };
+      await index.upsert([lexical]);
+      await upgraded.close();
+
+      const reopened = createEmbeddedStore({ path });
+      expect(await reopened.index('c').pendingDense(10)).toEqual([
+        { id: lexical.id, payload: lexical.payload },
+      ]);
+      await reopened.close();
+      const check = new BetterSqlite3(join(path, EMBEDDED_INDEX_FILE), { readonly: true });
+      expect(check.prepare("SELECT value FROM engram_meta WHERE key = 'schema'").pluck().get()).toBe('3');
       check.close();
     });
   });

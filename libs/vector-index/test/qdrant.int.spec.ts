@@ -84,7 +84,7 @@ describe('Qdrant adapter', () => {
       expect(schema[field]?.data_type).toBe('keyword');
     }
     expect(schema['evergreen']?.data_type).toBe('bool');
-    for (const field of ['occurredAt', 'createdAt', 'expiresAt']) {
+    for (const field of ['occurredAt', 'createdAt', 'expiresAt', 'densePendingSince']) {
       expect(schema[field]).toMatchObject({ data_type: 'integer', params: { range: true } });
     }
   });
@@ -142,7 +142,7 @@ describe('Qdrant adapter', () => {
       await index.upsert([unitPoint('w1', 4, 1)]);
       await index.upsert([unitPoint('w2', 4, 2)], { wait: false });
       await index.delete([pointId('MEMORY', 'w2')]);
-      await index.searchDense(unitPoint('q', 4, 3).dense, { tenantId: 't1' }, 3);
+      await index.searchDense(unitPoint('q', 4, 3).dense!, { tenantId: 't1' }, 3);
       expect(seen.map((s) => s.url)).toEqual([
         '/collections/wait-exact/points?wait=true',
         '/collections/wait-exact/points?wait=false',
@@ -154,6 +154,64 @@ describe('Qdrant adapter', () => {
       await exact.close();
       await proxy.close();
     }
+  });
+
+  it('sends a batch of searches in one request, lexical-first points without a named dense vector', async () => {
+    const seen: Array<{ url: string; body: string }> = [];
+    const proxy = await startProxy(running().url, (req, body) => {
+      seen.push({ url: req.url ?? '', body });
+      return 'forward';
+    });
+    const batched = createQdrantStore({ url: proxy.url });
+    try {
+      const index = batched.index('batch-wire');
+      await index.ensureCollection({ model: 'm', dimensions: 4 });
+      const lexical: Point = {
+        id: pointId('MEMORY', 'lex'),
+        sparse: { indices: [999], values: [1] },
+        payload: basePayload('lex', { densePendingSince: 1_700_000_000_123 }),
+      };
+      seen.length = 0;
+      await index.upsert([unitPoint('full', 4, 1), lexical]);
+      const written = (JSON.parse(seen[0]!.body) as { points: Array<{ id: string; vector: object }> }).points;
+      expect(Object.keys(written.find((p) => p.id === lexical.id)!.vector)).toEqual(['sparse']);
+      expect(Object.keys(written.find((p) => p.id !== lexical.id)!.vector).sort()).toEqual([
+        'dense',
+        'sparse',
+      ]);
+
+      seen.length = 0;
+      const answers = await index.searchBatch([
+        { dense: unitPoint('q', 4, 3).dense!, filter: { tenantId: 't1' }, limit: 3, withVectors: true },
+        { sparse: { indices: [999], values: [1] }, filter: { tenantId: 't1' }, limit: 3 },
+        { dense: unitPoint('q', 4, 3).dense!, filter: { tenantId: 't1' }, limit: 0 },
+      ]);
+      expect(seen.map((s) => s.url)).toEqual(['/collections/batch-wire/points/query/batch']);
+      const { searches } = JSON.parse(seen[0]!.body) as { searches: Array<Record<string, unknown>> };
+      expect(searches).toHaveLength(2);
+      expect(searches[0]).toMatchObject({ using: 'dense', limit: 3, with_vector: ['dense'] });
+      expect(searches[1]).toMatchObject({ using: 'sparse', limit: 3, with_vector: false });
+      expect(answers.map((a) => a.map((h) => h.id))).toEqual([[pointId('MEMORY', 'full')], [lexical.id], []]);
+      expect(answers[0]![0]!.vector).toBeInstanceOf(Float32Array);
+    } finally {
+      await batched.close();
+      await proxy.close();
+    }
+  });
+
+  it('adds the densePendingSince index to a collection created before it existed', async () => {
+    const index = store.index('pending-index');
+    await index.ensureCollection({ model: 'm', dimensions: 4 });
+    await rest('DELETE', '/collections/pending-index/index/densePendingSince?wait=true');
+    await index.ensureCollection({ model: 'm', dimensions: 4 });
+    await index.upsert([
+      {
+        id: pointId('MEMORY', 'a'),
+        sparse: { indices: [1], values: [1] },
+        payload: basePayload('a', { densePendingSince: 5 }),
+      },
+    ]);
+    expect((await index.pendingDense(5)).map((p) => p.id)).toEqual([pointId('MEMORY', 'a')]);
   });
 
   it('retries transient failures (503, 429, reset connections) of idempotent requests', async () => {
@@ -172,7 +230,7 @@ describe('Qdrant adapter', () => {
       const points = Array.from({ length: 5 }, (_, i) => unitPoint(`f${i}`, 4, i));
       await index.upsert(points);
       expect(await index.count()).toBe(5);
-      const hits = await index.searchDense(points[0]!.dense, { tenantId: 't1' }, 1);
+      const hits = await index.searchDense(points[0]!.dense!, { tenantId: 't1' }, 1);
       expect(hits[0]?.id).toBe(points[0]!.id);
     } finally {
       await flaky.close();

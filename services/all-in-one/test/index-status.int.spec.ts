@@ -18,7 +18,13 @@ interface IndexStatus {
   embeddingModel: string;
   embeddingDimensions: number;
   indexReachable: boolean;
-  kinds: { kind: string; sourceRows: string; indexedPoints?: string; drift?: string }[];
+  kinds: {
+    kind: string;
+    sourceRows: string;
+    indexedPoints?: string;
+    drift?: string;
+    densePendingPoints?: string;
+  }[];
   outboxPending: string;
   healthy: boolean;
   problems: string[];
@@ -95,7 +101,13 @@ describe('GetIndexStatus through gRPC on the embedded defaults', () => {
       );
       expect(error).toBeUndefined();
       status = response?.indexStatus;
-      if (status?.outboxPending === '0' && status.kinds[0]?.indexedPoints === '3') break;
+      // Lexical-first (decision 0032): written at once, dense vectors a moment later.
+      if (
+        status?.outboxPending === '0' &&
+        status.kinds[0]?.indexedPoints === '3' &&
+        status.kinds[0].densePendingPoints === '0'
+      )
+        break;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(status).toMatchObject({
@@ -110,16 +122,17 @@ describe('GetIndexStatus through gRPC on the embedded defaults', () => {
     });
     // (proto-loader adds `_field` markers for proto3 optional fields; compare the fields themselves.)
     expect(
-      status?.kinds.map(({ kind, sourceRows, indexedPoints, drift }) => ({
+      status?.kinds.map(({ kind, sourceRows, indexedPoints, drift, densePendingPoints }) => ({
         kind,
         sourceRows,
         indexedPoints,
         drift,
+        densePendingPoints,
       })),
     ).toEqual([
-      { kind: 'ITEM_KIND_MEMORY', sourceRows: '3', indexedPoints: '3', drift: '0' },
-      { kind: 'ITEM_KIND_CHUNK', sourceRows: '0', indexedPoints: '0', drift: '0' },
-      { kind: 'ITEM_KIND_ROUND', sourceRows: '0', indexedPoints: '0', drift: '0' },
+      { kind: 'ITEM_KIND_MEMORY', sourceRows: '3', indexedPoints: '3', drift: '0', densePendingPoints: '0' },
+      { kind: 'ITEM_KIND_CHUNK', sourceRows: '0', indexedPoints: '0', drift: '0', densePendingPoints: '0' },
+      { kind: 'ITEM_KIND_ROUND', sourceRows: '0', indexedPoints: '0', drift: '0', densePendingPoints: '0' },
     ]);
   });
 

@@ -92,6 +92,18 @@ describe('a Python client generated from proto/ with Debian protoc', () => {
     expect(existsSync(join(generated, 'grpc'))).toBe(false);
   });
 
+  it('passes clients/python/test_engram_smoke.py: the retry policy, and retries against a refusing gRPC server', async () => {
+    const result = await run(
+      PYTHON,
+      ['-B', '-m', 'unittest', '-v', 'clients/python/test_engram_smoke.py'],
+      { PYTHONPATH: `${generated}:${join(repoRoot, 'clients/python')}` },
+      60_000,
+    );
+    if (result.code !== 0) throw new Error(explain('clients/python/test_engram_smoke.py', result));
+    expect(result.stderr).toMatch(/Ran \d+ tests/);
+    expect(result.stderr).toMatch(/\nOK\s*$/);
+  });
+
   it('runs clients/python/engram_smoke.py: session, messages, document, search and context all check out', async () => {
     const result = await run(
       PYTHON,

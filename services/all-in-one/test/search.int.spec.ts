@@ -179,11 +179,12 @@ describe('Search through gRPC on the embedded defaults', () => {
       },
       await as('alice'),
     );
-    // Wait until the indexer has caught up with everything written above.
+    // Wait until the indexer has caught up with everything written above: lexically searchable at
+    // once, dense vectors a moment later (lexical-first, decision 0032).
     const caughtUp = await searchUntil(
       'alice',
       { query: 'dumplings violin 绿茶 Hangzhou', topK: 20, options: { minScore: 0 } },
-      (r) => r.results.length >= 5,
+      (r) => r.results.length >= 5 && r.stats?.densePendingCandidates === 0,
     );
     expect(caughtUp.results.length).toBeGreaterThanOrEqual(5);
   }, 120_000);

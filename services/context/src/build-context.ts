@@ -5,7 +5,13 @@ import type { BuildContextResponseSchema } from '@engram/contracts/context';
 import { MemoryType } from '@engram/contracts/governance';
 import type { Session } from '@engram/contracts/ingestion';
 import type { SearchResponse } from '@engram/contracts/retrieval';
-import { dependencyFailure, forwardedCallOptions, isEngramError, requirePrincipal } from '@engram/runtime';
+import {
+  dependencyFailure,
+  errorInfoOf,
+  forwardedCallOptions,
+  isEngramError,
+  requirePrincipal,
+} from '@engram/runtime';
 import type { SessionStateRecord } from '@engram/store';
 import {
   buildContextResponse,
@@ -43,11 +49,22 @@ interface Knowledge {
 const isDisabled = (checked: CheckedRequest, layer: OptionalLayer) =>
   checked.layers.some((l) => l.layer === layer && l.maxTokens === 0);
 
-/** Whether a failed read of a layer's source may leave the layer empty (not strict, not the caller's fault). */
+/** Whether a dependency refused the call because it is overloaded (RESOURCE_EXHAUSTED `OVERLOADED`). */
+function overloaded(error: Error): boolean {
+  const code = isEngramError(error) ? error.code : ConnectError.from(error).code;
+  const reason = isEngramError(error) ? error.reason : errorInfoOf(error)?.reason;
+  return code === Code.ResourceExhausted && reason === 'OVERLOADED';
+}
+
+/**
+ * Whether a failed read of a layer's source may leave the layer empty (not strict, not the caller's
+ * fault): the source is unreachable, or overloaded (decision 0033: a BuildContext already admitted
+ * answers without the layer rather than failing for a search its peer shed).
+ */
 function unavailable(error: Error, strict: boolean): boolean {
   if (strict) return false;
   const code = isEngramError(error) ? error.code : ConnectError.from(error).code;
-  return code === Code.Unavailable;
+  return code === Code.Unavailable || overloaded(error);
 }
 
 /**
@@ -185,7 +202,8 @@ async function search(
   } catch (error) {
     const failure = dependencyFailure('retrieval', error);
     if (unavailable(failure, checked.strict)) {
-      return { source: { status: 'UNAVAILABLE', detail: 'retrieval unreachable' } };
+      const detail = overloaded(failure) ? 'retrieval overloaded' : 'retrieval unreachable';
+      return { source: { status: 'UNAVAILABLE', detail } };
     }
     throw failure;
   }

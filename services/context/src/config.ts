@@ -8,6 +8,7 @@ import {
   parseEnv,
   redactSecretsOf,
   serviceEnvSchema,
+  type ProcessAdmissionLimits,
   type TenantPolicies,
 } from '@engram/runtime';
 import { storeEnvShape } from '@engram/store';
@@ -51,7 +52,26 @@ export const contextEnvShape = {
    * the same variable and per-tenant override (`redactSecrets`) as ingestion's.
    */
   ENGRAM_REDACT_SECRETS: envEnum(['on', 'off'], 'on'),
+  /**
+   * BuildContext calls this process executes at once (decision 0033); `0` turns the process
+   * admission off. Eight on two cores, like Search: a BuildContext mostly waits for its Search,
+   * its reads of the session and the facts.
+   */
+  ENGRAM_BUILD_CONTEXT_MAX_CONCURRENT: envInt(8, 0, 10_000),
+  /** BuildContext calls that may wait for a slot (FIFO); beyond, RESOURCE_EXHAUSTED `OVERLOADED`. */
+  ENGRAM_BUILD_CONTEXT_MAX_QUEUE: envInt(32, 0, 100_000),
+  /** The longest a BuildContext may wait for a slot, ms (one expected to wait longer is refused at once). */
+  ENGRAM_BUILD_CONTEXT_MAX_QUEUE_WAIT_MS: envInt(100, 0, 60_000),
 } as const;
+
+/** The process admission of BuildContext (decision 0033) of a configuration. */
+export function buildContextAdmissionLimits(config: ContextDataConfig): ProcessAdmissionLimits {
+  return {
+    maxConcurrent: config.ENGRAM_BUILD_CONTEXT_MAX_CONCURRENT,
+    maxQueue: config.ENGRAM_BUILD_CONTEXT_MAX_QUEUE,
+    maxQueueWaitMs: config.ENGRAM_BUILD_CONTEXT_MAX_QUEUE_WAIT_MS,
+  };
+}
 
 /** Where the standalone context process reaches the other services (the all-in-one calls in-process). */
 export const contextClientEnvShape = {

@@ -3,7 +3,14 @@ import { ContextService } from '@engram/contracts/context';
 import { GovernanceService } from '@engram/contracts/governance';
 import { IngestionService } from '@engram/contracts/ingestion';
 import { RetrievalService } from '@engram/contracts/retrieval';
-import { peerClient, serviceModule, type ModuleContext, type ServiceModule } from '@engram/runtime';
+import {
+  admitted,
+  peerClient,
+  processAdmission,
+  serviceModule,
+  type ModuleContext,
+  type ServiceModule,
+} from '@engram/runtime';
 import { SessionStateRepository } from '@engram/store';
 import { BackgroundWork } from './background-work.js';
 import { BuildContextHandlers } from './build-context-handlers.js';
@@ -50,5 +57,12 @@ export function contextModule(
     ...new SessionStateHandlers(deps),
     ...new EraseHandlers(deps),
   };
+  if (resources.buildContextAdmission !== undefined) {
+    // Per process, around the whole assembly (decision 0033). Chat is left out: it holds its call
+    // for the model's whole answer, which the model endpoint bounds.
+    const method = `${ContextService.typeName}/${ContextService.method.buildContext.name}`;
+    const gate = processAdmission(context.metrics, method, resources.buildContextAdmission);
+    service.buildContext = admitted(gate, service.buildContext);
+  }
   return serviceModule(ContextService, service, [], () => background.settled());
 }

@@ -1,9 +1,14 @@
 import { mkdirSync } from 'node:fs';
 import { LocalEmbedder, resolveModelRoot, type Embedder } from '@engram/embeddings';
 import { chatModelFromEnv, type ChatModel, type StreamingChatModel } from '@engram/llm';
-import { loadTenantPolicies, type Logger } from '@engram/runtime';
+import { loadTenantPolicies, type Logger, type ProcessAdmissionLimits } from '@engram/runtime';
 import { isMysqlTarget, openStore, storeTarget, type Store } from '@engram/store';
-import { contextSettings, type ContextDataConfig, type ContextSettings } from './config.js';
+import {
+  buildContextAdmissionLimits,
+  contextSettings,
+  type ContextDataConfig,
+  type ContextSettings,
+} from './config.js';
 
 /** What the context package reads of a configuration (its own process's, or the all-in-one's). */
 export type ContextResourcesConfig = ContextDataConfig & {
@@ -22,6 +27,8 @@ export interface ContextResources {
   readonly chatModel?: ChatModel & StreamingChatModel;
   /** The local embedding model, for offline compaction; called at first use. */
   readonly embedder: () => Embedder;
+  /** The process admission of BuildContext (decision 0033); absent, BuildContext is not gated. */
+  readonly buildContextAdmission?: ProcessAdmissionLimits;
   /** Closes the embedding model if these resources loaded it, then the database. */
   close(): Promise<void>;
 }
@@ -51,6 +58,7 @@ export function openContextResources(
     settings: contextSettings(config, tenants),
     ...(chatModel !== undefined ? { chatModel } : {}),
     embedder,
+    buildContextAdmission: buildContextAdmissionLimits(config),
     close: async () => {
       await own?.close();
       await store.close();

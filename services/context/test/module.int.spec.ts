@@ -36,7 +36,15 @@ import {
 import { RetrievalService } from '@engram/contracts/retrieval';
 import { LocalEmbedder, resolveModelRoot, type Embedder } from '@engram/embeddings';
 import { OpenAIChatModel } from '@engram/llm';
-import { mintToken, scopedMetrics, type ModuleContext, type Role, type ServiceModule } from '@engram/runtime';
+import {
+  errors,
+  mintToken,
+  scopedMetrics,
+  toConnectError,
+  type ModuleContext,
+  type Role,
+  type ServiceModule,
+} from '@engram/runtime';
 import {
   ForgetReceiptRepository,
   SessionRepository,
@@ -78,6 +86,7 @@ class Peers {
   facts: { name: string; text: string }[] = [];
   chunks: { name: string; text: string }[] = [];
   retrievalDown = false;
+  retrievalOverloaded = false;
 
   /** One router for the three peer services. */
   readonly transport = createRouterTransport(({ service }) => {
@@ -158,6 +167,10 @@ class Peers {
     return {
       search: () => {
         if (this.retrievalDown) throw new ConnectError('retrieval is down', Code.Unavailable);
+        if (this.retrievalOverloaded) {
+          const refused = errors.overloaded('Search is at capacity', 250);
+          throw toConnectError(refused, { domain: 'engram.retrieval', requestId: 'r' }).error;
+        }
         return {
           results: this.chunks.map((c) => ({
             name: c.name,
@@ -302,6 +315,24 @@ describe.each(dialects)('the context module on $name', (dialect) => {
       expect(strict.code).toBe(Code.Unavailable);
     } finally {
       peers.retrievalDown = false;
+    }
+  });
+
+  it('BuildContext leaves the knowledge layer UNAVAILABLE when retrieval sheds the search (OVERLOADED), and fails when strict', async () => {
+    const id = await newSession(store, peers, 'alice', 1);
+    peers.retrievalOverloaded = true;
+    try {
+      const request = { session: `sessions/${id}`, userMessage: 'Anything?', budget: { totalTokens: 2_000 } };
+      const response = await client.buildContext(request, await as('alice'));
+      const knowledge = response.layers.find((u) => u.layer === ContextLayer.RETRIEVED_KNOWLEDGE);
+      expect([knowledge?.status, knowledge?.detail]).toEqual([
+        LayerStatus.UNAVAILABLE,
+        'retrieval overloaded',
+      ]);
+      const strict = await failure(client.buildContext({ ...request, strict: true }, await as('alice')));
+      expect([strict.code, reasonOf(strict)]).toEqual([Code.ResourceExhausted, 'OVERLOADED']);
+    } finally {
+      peers.retrievalOverloaded = false;
     }
   });
 

@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { llmEnvShape } from '@engram/llm';
-import { envEnum, envInt, envString, parseEnv, serviceEnvSchema } from '@engram/runtime';
+import {
+  envEnum,
+  envInt,
+  envString,
+  parseEnv,
+  serviceEnvSchema,
+  type ProcessAdmissionLimits,
+} from '@engram/runtime';
 import { storeEnvShape } from '@engram/store';
 
 /** Port of the ingestion service when it runs as its own process (`ENGRAM_PORT` overrides). */
@@ -40,7 +47,31 @@ export const ingestionEnvShape = {
   ENGRAM_INGEST_APPEND_CONCURRENCY: envInt(8, 0, 1_000),
   /** AppendMessages calls one principal may start per minute (burst: ten seconds' worth); 0: no limit. */
   ENGRAM_INGEST_APPEND_RATE_PER_MIN: envInt(1_200, 0, 1_000_000),
+  /**
+   * AppendMessages calls this process executes at once, all callers together (decision 0033);
+   * `0` turns the process admission off. Eight on two cores: an append is a short transaction
+   * plus redaction and token counting.
+   */
+  ENGRAM_APPEND_MAX_CONCURRENT: envInt(8, 0, 10_000),
+  /** AppendMessages calls that may wait for a slot (FIFO); beyond, RESOURCE_EXHAUSTED `OVERLOADED`. */
+  ENGRAM_APPEND_MAX_QUEUE: envInt(64, 0, 100_000),
+  /** The longest an AppendMessages may wait for a slot, ms (one expected to wait longer is refused at once). */
+  ENGRAM_APPEND_MAX_QUEUE_WAIT_MS: envInt(250, 0, 60_000),
 } as const;
+
+/** The process admission of AppendMessages (decision 0033) of a configuration. */
+export function appendAdmissionLimits(
+  config: Pick<
+    IngestionDataConfig,
+    'ENGRAM_APPEND_MAX_CONCURRENT' | 'ENGRAM_APPEND_MAX_QUEUE' | 'ENGRAM_APPEND_MAX_QUEUE_WAIT_MS'
+  >,
+): ProcessAdmissionLimits {
+  return {
+    maxConcurrent: config.ENGRAM_APPEND_MAX_CONCURRENT,
+    maxQueue: config.ENGRAM_APPEND_MAX_QUEUE,
+    maxQueueWaitMs: config.ENGRAM_APPEND_MAX_QUEUE_WAIT_MS,
+  };
+}
 
 /** Where the standalone ingestion process reaches governance (the all-in-one calls it in-process). */
 export const governanceEnvShape = {

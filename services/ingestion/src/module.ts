@@ -1,7 +1,14 @@
 import type { ServiceImpl } from '@connectrpc/connect';
 import { GovernanceService } from '@engram/contracts/governance';
 import { IngestionService } from '@engram/contracts/ingestion';
-import { peerClient, serviceModule, type ModuleContext, type ServiceModule } from '@engram/runtime';
+import {
+  admitted,
+  peerClient,
+  processAdmission,
+  serviceModule,
+  type ModuleContext,
+  type ServiceModule,
+} from '@engram/runtime';
 import type { IngestionDeps } from './deps.js';
 import { DocumentHandlers } from './document-handlers.js';
 import { EraseHandlers } from './erase-handlers.js';
@@ -58,5 +65,13 @@ export function ingestionModule(
     ...new MemCellHandlers(deps),
     ...new EraseHandlers(deps),
   };
+  if (resources.appendAdmission !== undefined) {
+    // Per process, all callers together (decision 0033), around the per-caller admission of the
+    // handler. Document ingestions are left to their per-caller limits: `wait_for_index` holds a
+    // call open, idle, for as long as the indexer takes.
+    const method = `${IngestionService.typeName}/${IngestionService.method.appendMessages.name}`;
+    const gate = processAdmission(context.metrics, method, resources.appendAdmission);
+    service.appendMessages = admitted(gate, service.appendMessages);
+  }
   return serviceModule(IngestionService, service, [handOff.worker, segmenter.worker]);
 }

@@ -1,9 +1,14 @@
 import { mkdirSync } from 'node:fs';
 import { LocalEmbedder, resolveModelRoot, type Embedder } from '@engram/embeddings';
 import { chatModelFromEnv } from '@engram/llm';
-import { loadTenantPolicies, redactSecretsOf, type Logger } from '@engram/runtime';
+import {
+  loadTenantPolicies,
+  redactSecretsOf,
+  type Logger,
+  type ProcessAdmissionLimits,
+} from '@engram/runtime';
 import { isMysqlTarget, openStore, storeTarget, type Store } from '@engram/store';
-import type { IngestionDataConfig } from './config.js';
+import { appendAdmissionLimits, type IngestionDataConfig } from './config.js';
 import type { IngestionSettings } from './deps.js';
 import { DEFAULT_CHUNK_SIZE, DEFAULT_OVERLAP } from './domain/chunker.js';
 import { boundaryJudge, type BoundaryJudge } from './segmenter.js';
@@ -14,6 +19,8 @@ export interface IngestionResources {
   readonly settings: IngestionSettings;
   /** The judge of topic shifts in open tails: the configured language model, else the offline detector. */
   readonly judge: BoundaryJudge;
+  /** The process admission of AppendMessages (decision 0033); absent, it is not gated per process. */
+  readonly appendAdmission?: ProcessAdmissionLimits;
   /** Closes what was opened here: the database, and the embedding model when it was created here. */
   close(): Promise<void>;
 }
@@ -49,6 +56,7 @@ export function openIngestionResources(
   return {
     store,
     judge,
+    appendAdmission: appendAdmissionLimits(config),
     settings: {
       maxDocumentBytes: config.ENGRAM_MAX_DOCUMENT_BYTES,
       chunkSize: config.ENGRAM_CHUNK_SIZE ?? DEFAULT_CHUNK_SIZE,

@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import { DEFAULT_BILINGUAL_MIX } from '@engram/embeddings';
-import { envEnum, envInt, envNumber, envString, parseEnv, serviceEnvSchema } from '@engram/runtime';
+import {
+  envEnum,
+  envInt,
+  envNumber,
+  envString,
+  parseEnv,
+  serviceEnvSchema,
+  type ProcessAdmissionLimits,
+} from '@engram/runtime';
 import { storeEnvShape } from '@engram/store';
 
 /** Port of the retrieval service when it runs as its own process (`ENGRAM_PORT` overrides). */
@@ -21,6 +29,12 @@ export const retrievalEnvShape = {
     z.url({ error: 'expected an http(s) URL, e.g. http://127.0.0.1:6333' }).optional(),
   ),
   QDRANT_API_KEY: envString(),
+  /**
+   * How the embedded index (no QDRANT_URL) holds dense vectors in memory (decision 0034): `int8`
+   * (default: a quarter of the memory, recall@10 0.989 of exact at 100k points) or `none` (float32,
+   * exact). The file keeps float32 either way, so switching needs no reindex.
+   */
+  ENGRAM_VECTOR_QUANTIZATION: envEnum(['int8', 'none'], 'int8'),
   /** Directory containing the local models (default: fetched by npm install into .models). */
   ENGRAM_MODEL_DIR: envString(),
   /**
@@ -67,7 +81,46 @@ export const retrievalEnvShape = {
    * slowest batch (32 rows embedded and written).
    */
   ENGRAM_INDEXER_LEASE_MS: envInt(30_000, 1_000, 600_000),
+  /**
+   * Lexical-first indexing (decision 0032): a new item is written with its BM25 vector at once and
+   * gets its dense vector when the dense stage reaches it (`on`), or is embedded before it is
+   * written at all (`off`, the behaviour before issue 19).
+   */
+  ENGRAM_INDEX_LEXICAL_FIRST: envEnum(['on', 'off'], 'on'),
+  /**
+   * Embed the indexer's passages with a local model on its own worker thread (`on`), so the main
+   * thread keeps serving searches while it embeds; `off` shares the search embedder (one copy of the
+   * model in memory, about 150 MB less). Ignored with a remote embeddings endpoint.
+   */
+  ENGRAM_INDEX_EMBED_THREAD: envEnum(['on', 'off'], 'on'),
+  /**
+   * Search calls this process executes at once (decision 0033); `0` turns the process admission
+   * off. Eight on two cores: a Search spends most of its time waiting for the index, the database
+   * and the embedder, and 150 Search/s at ~50 ms each keep about eight in flight.
+   */
+  ENGRAM_SEARCH_MAX_CONCURRENT: envInt(8, 0, 10_000),
+  /** Search calls that may wait for a slot (FIFO); beyond, RESOURCE_EXHAUSTED `OVERLOADED`. */
+  ENGRAM_SEARCH_MAX_QUEUE: envInt(32, 0, 100_000),
+  /**
+   * The longest a Search may wait for a slot, ms: one expected to wait longer is refused at once
+   * (`OVERLOADED` with a `google.rpc.RetryInfo` of the expected wait).
+   */
+  ENGRAM_SEARCH_MAX_QUEUE_WAIT_MS: envInt(100, 0, 60_000),
 } as const;
+
+/** The process admission of Search (decision 0033) of a configuration. */
+export function searchAdmissionLimits(
+  config: Pick<
+    RetrievalDataConfig,
+    'ENGRAM_SEARCH_MAX_CONCURRENT' | 'ENGRAM_SEARCH_MAX_QUEUE' | 'ENGRAM_SEARCH_MAX_QUEUE_WAIT_MS'
+  >,
+): ProcessAdmissionLimits {
+  return {
+    maxConcurrent: config.ENGRAM_SEARCH_MAX_CONCURRENT,
+    maxQueue: config.ENGRAM_SEARCH_MAX_QUEUE,
+    maxQueueWaitMs: config.ENGRAM_SEARCH_MAX_QUEUE_WAIT_MS,
+  };
+}
 
 /** The cross-variable rules of {@link retrievalEnvShape} (also applied by the all-in-one). */
 export function refineRetrievalEnv(

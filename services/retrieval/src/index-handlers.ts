@@ -141,6 +141,7 @@ export class IndexHandlers implements Pick<
           sourceRows: BigInt(k.sourceRows),
           ...(k.indexedPoints === undefined ? {} : { indexedPoints: BigInt(k.indexedPoints) }),
           ...(k.drift === undefined ? {} : { drift: BigInt(k.drift) }),
+          ...(k.densePendingPoints === undefined ? {} : { densePendingPoints: BigInt(k.densePendingPoints) }),
         })),
         outboxPending: BigInt(report.outboxPending),
         outboxRetrying: BigInt(report.outboxRetrying),

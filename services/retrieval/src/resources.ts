@@ -1,17 +1,17 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  BilingualEmbedder,
   HttpReranker,
-  LocalEmbedder,
   LocalReranker,
-  MINILM_MODEL_NAME,
   OpenAIEmbedder,
+  ThreadedEmbedder,
+  localEmbedder,
   resolveModelRoot,
   type Embedder,
+  type LocalEmbedderRecipe,
   type Reranker,
 } from '@engram/embeddings';
-import { describeError, type Logger } from '@engram/runtime';
+import { describeError, type Logger, type ProcessAdmissionLimits } from '@engram/runtime';
 import {
   ReindexJobRepository,
   failStaleReindexJobs,
@@ -21,7 +21,7 @@ import {
   type Store,
 } from '@engram/store';
 import { createEmbeddedStore, createQdrantStore, type VectorStore } from '@engram/vector-index';
-import type { RetrievalDataConfig } from './config.js';
+import { searchAdmissionLimits, type RetrievalDataConfig } from './config.js';
 import { ensureLiveIndex, indexSpec, type LiveIndex } from './indexer/collections.js';
 import { Indexer } from './indexer/indexer.js';
 import { rebuildCollection } from './indexer/rebuild.js';
@@ -39,16 +39,24 @@ export interface RetrievalResources {
   readonly indexer?: Indexer;
   /** Runs tenant-scoped reindex jobs accepted by this process (closed by the module's stop). */
   readonly reindex: ReindexWorker;
+  /** The process admission of Search (decision 0033); absent, Search is not gated. */
+  readonly searchAdmission?: ProcessAdmissionLimits;
   /** Cancels a rebuild still running, then closes the index, the models and the database. */
   close(): Promise<void>;
 }
 
 /** The vector index of a configuration: Qdrant, or the embedded index in the data directory. */
 export function createVectorStore(
-  config: Pick<RetrievalDataConfig, 'QDRANT_URL' | 'QDRANT_API_KEY' | 'ENGRAM_DATA_DIR'>,
+  config: Pick<
+    RetrievalDataConfig,
+    'QDRANT_URL' | 'QDRANT_API_KEY' | 'ENGRAM_DATA_DIR' | 'ENGRAM_VECTOR_QUANTIZATION'
+  >,
 ): VectorStore {
   return config.QDRANT_URL === undefined
-    ? createEmbeddedStore({ path: join(config.ENGRAM_DATA_DIR, 'vectors') })
+    ? createEmbeddedStore({
+        path: join(config.ENGRAM_DATA_DIR, 'vectors'),
+        quantization: config.ENGRAM_VECTOR_QUANTIZATION,
+      })
     : createQdrantStore({
         url: config.QDRANT_URL,
         ...(config.QDRANT_API_KEY === undefined ? {} : { apiKey: config.QDRANT_API_KEY }),
@@ -69,14 +77,29 @@ export function createEmbedder(config: RetrievalDataConfig): Embedder {
       dimensions: config.ENGRAM_EMBEDDINGS_DIMENSIONS,
     });
   }
+  return localEmbedder(localRecipe(config));
+}
+
+/** The local embedder of a configuration, as plain data a thread can build it from. */
+function localRecipe(config: RetrievalDataConfig): LocalEmbedderRecipe {
   const modelRoot = resolveModelRoot(config.ENGRAM_MODEL_DIR);
-  const primary = new LocalEmbedder({ modelRoot });
-  if (config.ENGRAM_LOCAL_EMBEDDINGS === 'bge-small-zh') return primary;
-  return new BilingualEmbedder({
-    primary,
-    secondary: new LocalEmbedder({ modelRoot, model: MINILM_MODEL_NAME }),
+  if (config.ENGRAM_LOCAL_EMBEDDINGS === 'bge-small-zh') return { kind: 'local', modelRoot };
+  return {
+    kind: 'bilingual',
+    modelRoot,
     mix: { en: config.ENGRAM_BILINGUAL_MIX_EN, zh: config.ENGRAM_BILINGUAL_MIX_ZH },
-  });
+  };
+}
+
+/**
+ * The indexer's embedder: with a local model and `ENGRAM_INDEX_EMBED_THREAD` on, the same model on
+ * its own worker thread, so embedding passages never holds the event loop that serves searches
+ * (decision 0032); otherwise the search embedder itself.
+ */
+export function createIndexEmbedder(config: RetrievalDataConfig, embedder: Embedder): Embedder {
+  if (config.ENGRAM_EMBEDDINGS_BASE_URL !== undefined || config.ENGRAM_INDEX_EMBED_THREAD === 'off')
+    return embedder;
+  return new ThreadedEmbedder(localRecipe(config));
 }
 
 /** The reranker of a configuration, or undefined when `ENGRAM_RERANKER` is `off`. */
@@ -126,6 +149,8 @@ function rebuildStaleIndex(
       live.spec = target;
       live.stale = false;
       indexer.worker.wake();
+      indexer.bulkWorker.wake();
+      indexer.denseWorker.wake();
       logger.info(
         { collection: report.collection, points: report.points },
         'index rebuilt for the new model',
@@ -159,7 +184,13 @@ export async function openRetrievalResources(
   const store = openStore({ target });
   const vectors = createVectorStore(config);
   const embedder = createEmbedder(config);
+  // The indexer's own copy of the model, on a thread (only when this process indexes).
+  const indexEmbedder = config.ENGRAM_INDEXER === 'on' ? createIndexEmbedder(config, embedder) : embedder;
   const reranker = createReranker(config);
+  const closeEmbedders = async () => {
+    await embedder.close();
+    if (indexEmbedder !== embedder) await indexEmbedder.close();
+  };
   try {
     // A configured local cross-encoder must be there: fail at start, not on the first search.
     if (reranker instanceof LocalReranker) await reranker.load();
@@ -170,17 +201,22 @@ export async function openRetrievalResources(
       config.ENGRAM_INDEXER === 'on'
         ? new Indexer({
             store,
-            embedder,
+            embedder: indexEmbedder,
             index: live.index,
             logger: logger.child({ component: 'indexer' }),
             leaseMs: config.ENGRAM_INDEXER_LEASE_MS,
+            lexicalFirst: config.ENGRAM_INDEX_LEXICAL_FIRST === 'on',
             paused: () => live.stale,
           })
         : undefined;
     let closing = false;
     let rebuilding: Promise<void> | undefined;
     if (live.stale && indexer !== undefined && config.ENGRAM_REBUILD_STALE_INDEX === 'on') {
-      rebuilding = rebuildStaleIndex({ store, vectors, embedder, live, indexer }, logger, () => closing);
+      rebuilding = rebuildStaleIndex(
+        { store, vectors, embedder: indexEmbedder, live, indexer },
+        logger,
+        () => closing,
+      );
     } else if (live.stale) {
       logger.error(
         { liveModel: live.spec.model, configuredModel: indexSpec(embedder).model },
@@ -206,19 +242,20 @@ export async function openRetrievalResources(
       live,
       reindex,
       ...(indexer === undefined ? {} : { indexer }),
+      searchAdmission: searchAdmissionLimits(config),
       close: async () => {
         closing = true;
         await vectors.close();
         // A rebuild still running fails on the closed index; let it settle before the rest goes.
         await rebuilding;
-        await embedder.close();
+        await closeEmbedders();
         await reranker?.close();
         await store.close();
       },
     };
   } catch (error) {
     await vectors.close();
-    await embedder.close();
+    await closeEmbedders();
     await reranker?.close();
     await store.close();
     throw error;

@@ -1,6 +1,5 @@
 import type { ServiceImpl } from '@connectrpc/connect';
 import type { RetrievalService } from '@engram/contracts/retrieval';
-import { tokenize } from '@engram/lexical';
 import { requirePrincipal } from '@engram/runtime';
 import { rank } from './domain/ranking.js';
 import { searchPlan } from './search-api.js';
@@ -10,10 +9,13 @@ import {
   indexCandidates,
   indexFilters,
   lexicalCoverage,
+  lexicalQuery,
+  needsVectors,
   rankingCandidates,
   rerankStage,
   resultMessages,
   searchStats,
+  StageClock,
   storedVectors,
   type SearchDeps,
 } from './search.js';
@@ -31,27 +33,35 @@ export class SearchHandlers implements Pick<Impl, 'search'> {
   /**
    * Search: the query's dense signal, the index's candidates under the principal's visibility,
    * their rows re-read from the source of truth, an optional rerank, the ranking, and the stats.
+   * Each stage is timed (`SearchStats.stages`, `engram_search_stage_seconds`).
    */
   readonly search: Impl['search'] = async (request, context) => {
     const deps = this.#deps;
-    const started = performance.now();
+    const clock = new StageClock();
     const principal = requirePrincipal(context.values);
     const now = Date.now();
     const plan = searchPlan(request, principal, now);
     const index = deps.live.index;
     const limit = plan.options.topK * plan.candidateMultiple;
-    const queryTerms = [...new Set(tokenize(plan.query))];
+    const lexical = lexicalQuery(plan.query);
+    const queryTerms = lexical.terms;
+    const filters = indexFilters(principal, plan.filter, now);
+    clock.lap('plan');
 
     const dense = await denseSignal(deps, plan, context.signal);
     const { options } = dense;
+    clock.lap('embed');
+    const withVectors = needsVectors(plan, options);
     const candidates = await indexCandidates(
       index,
-      { text: plan.query, vector: dense.embedding?.vector },
-      indexFilters(principal, plan.filter, now),
+      { sparse: lexical.sparse, vector: dense.embedding?.vector, withVectors },
+      filters,
       limit,
       options,
     );
-    const vectors = await storedVectors(index, candidates, plan, options);
+    clock.lap('candidates');
+    const vectors = await storedVectors(index, candidates, withVectors);
+    clock.lap('vectors');
 
     // Re-read every candidate from the source of truth; drifted rows are dropped and counted.
     const hydrator = new Hydrator(
@@ -77,6 +87,7 @@ export class SearchHandlers implements Pick<Impl, 'search'> {
       ...(plan.window === undefined ? {} : { window: plan.window }),
       currentState: plan.currentState,
     };
+    clock.lap('hydration');
     const { ranked, rerank } = await rerankStage(
       deps,
       plan,
@@ -84,8 +95,10 @@ export class SearchHandlers implements Pick<Impl, 'search'> {
       { options, context: rankingContext },
       context.signal,
     );
+    clock.lap('rerank');
     const outcome = rank(ranked, options, plan.referenceTime, rankingContext, plan.form);
-    return {
+    clock.lap('ranking');
+    const response = {
       results: resultMessages(outcome, input.byName, plan, queryTerms),
       stats: searchStats({
         plan,
@@ -98,8 +111,10 @@ export class SearchHandlers implements Pick<Impl, 'search'> {
         lexicalCoverage: coverage,
         rerankAvailable: deps.reranker !== undefined,
         rerank,
-        started,
+        clock,
       }),
     };
+    clock.record(deps.stageMetrics);
+    return response;
   };
 }

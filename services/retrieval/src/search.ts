@@ -5,8 +5,8 @@
  * explained. The formula and every rule are on `SearchOptions` in proto/engram/retrieval/v1/search.proto;
  * `SearchHandlers` (search-handlers.ts) runs the stages in order.
  */
-import type { MessageInitShape } from '@bufbuild/protobuf';
-import { durationFromMs, timestampFromMs } from '@bufbuild/protobuf/wkt';
+import { create, type MessageInitShape } from '@bufbuild/protobuf';
+import { DurationSchema, durationFromMs, timestampFromMs, type Duration } from '@bufbuild/protobuf/wkt';
 import { Code } from '@connectrpc/connect';
 import {
   DegradedReason,
@@ -16,10 +16,17 @@ import {
   type SearchStatsSchema,
 } from '@engram/contracts/retrieval';
 import type { Embedder, Reranker } from '@engram/embeddings';
-import { encodeQuery, tokenize } from '@engram/lexical';
-import { errors, isEngramError, type Logger, type Principal } from '@engram/runtime';
+import { encodeQueryTerms, tokenize } from '@engram/lexical';
+import { errors, isEngramError, type Logger, type Principal, type SearchStageMetrics } from '@engram/runtime';
 import type { Store } from '@engram/store';
-import type { IndexFilter, ItemKind, ScoredPoint, VectorIndex } from '@engram/vector-index';
+import type {
+  IndexFilter,
+  ItemKind,
+  ScoredPoint,
+  SearchQuery,
+  SparseVector,
+  VectorIndex,
+} from '@engram/vector-index';
 import {
   degradedOptions,
   rank,
@@ -46,6 +53,69 @@ export interface SearchDeps {
   readonly live: LiveIndex;
   /** The rerank stage, when one is configured (`ENGRAM_RERANKER`). */
   readonly reranker?: Reranker | undefined;
+  /** `engram_search_stage_seconds{stage}`, when the process has metrics. */
+  readonly stageMetrics?: SearchStageMetrics | undefined;
+}
+
+/** The stages of one search, in the order they run (search.proto `SearchStageTiming.stage`). */
+export type SearchStage =
+  'plan' | 'embed' | 'candidates' | 'vectors' | 'hydration' | 'rerank' | 'ranking' | 'response';
+
+/** One stage's time. */
+export interface StageTiming {
+  readonly stage: SearchStage;
+  readonly ms: number;
+}
+
+/**
+ * Times the stages of one search: `lap(stage)` closes the stage that ran since the previous lap
+ * (or since the search started), so the stages add up to the handler's time.
+ */
+export class StageClock {
+  readonly started: number;
+  readonly #laps: StageTiming[] = [];
+  #last: number;
+
+  constructor(started: number = performance.now()) {
+    this.started = started;
+    this.#last = started;
+  }
+
+  lap(stage: SearchStage): void {
+    const now = performance.now();
+    this.#laps.push({ stage, ms: now - this.#last });
+    this.#last = now;
+  }
+
+  get laps(): readonly StageTiming[] {
+    return this.#laps;
+  }
+
+  /** Observes every lap in `engram_search_stage_seconds{stage}`. */
+  record(metrics: SearchStageMetrics | undefined): void {
+    if (metrics === undefined) return;
+    for (const { stage, ms } of this.#laps) metrics.duration.observe({ stage }, ms / 1000);
+  }
+}
+
+/** A measured time as a `Duration` at microsecond resolution. */
+export function preciseDuration(ms: number): Duration {
+  const micros = Math.max(0, Math.round(ms * 1000));
+  const seconds = Math.floor(micros / 1_000_000);
+  return create(DurationSchema, { seconds: BigInt(seconds), nanos: (micros - seconds * 1_000_000) * 1000 });
+}
+
+/** The query's lexical analysis, done once: its distinct tokens and their BM25 query vector. */
+export interface LexicalQuery {
+  /** Distinct tokens in query order (matched terms, lexical coverage, `query_terms`). */
+  readonly terms: readonly string[];
+  readonly sparse: SparseVector;
+}
+
+/** Tokenizes the query once for every use of its terms. */
+export function lexicalQuery(query: string): LexicalQuery {
+  const distinct = new Set(tokenize(query));
+  return { terms: [...distinct], sparse: encodeQueryTerms(distinct) };
 }
 
 /** Maximum number of matched terms in a breakdown (search.proto). */
@@ -119,13 +189,8 @@ export function indexFilters(
   return out;
 }
 
-/** The best `limit` points over the per-kind queries: the same as one query with their union. */
-async function searchAll(
-  filters: readonly { filter: IndexFilter }[],
-  limit: number,
-  query: (filter: IndexFilter) => Promise<ScoredPoint[]>,
-): Promise<ScoredPoint[]> {
-  const lists = await Promise.all(filters.map(({ filter }) => query(filter)));
+/** The best `limit` points over the per-kind answers: the same as one query with their union. */
+function bestOf(lists: readonly ScoredPoint[][], limit: number): ScoredPoint[] {
   return lists
     .flat()
     .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
@@ -140,9 +205,9 @@ function indexUnavailable(error: unknown, index: VectorIndex): Error {
 }
 
 /** The query's distinct tokens found in `text`, in query order, at most 50. */
-function matchedTerms(queryTerms: readonly string[], text: string): string[] {
+function matchedTerms(terms: readonly string[], text: string): string[] {
   const present = new Set(tokenize(text));
-  return queryTerms.filter((t) => present.has(t)).slice(0, MAX_MATCHED_TERMS);
+  return terms.filter((t) => present.has(t)).slice(0, MAX_MATCHED_TERMS);
 }
 
 /** A duration as the API's `Duration`, from a measured (fractional, never negative) number of ms. */
@@ -226,31 +291,81 @@ export interface Candidates {
   readonly lexical: readonly ScoredPoint[];
   /** Dense and lexical points by point id, each with its scores and ranks in both lists. */
   readonly merged: ReadonlyMap<string, Merged>;
+  /** Stored vectors that came with the hits (dense hits, when asked `withVectors`), by point id. */
+  readonly vectors: ReadonlyMap<string, Float32Array>;
+  /** Merged candidates whose point has no dense vector yet (lexical-first indexing). */
+  readonly densePending: number;
 }
 
-/** The candidates: the best `limit` dense and lexical points under the server-side filters, merged. */
+/** What the index is asked for one search. */
+export interface CandidateQuery {
+  /** The query's BM25 vector (the lexical signal is skipped when it is empty or weighted 0). */
+  readonly sparse: SparseVector;
+  /** The query's embedding; undefined without a dense signal. */
+  readonly vector: Float32Array | undefined;
+  /** Whether the ranking needs the candidates' stored vectors ({@link needsVectors}). */
+  readonly withVectors: boolean;
+}
+
+/** Whether the ranking needs stored vectors: MMR, or newer-first on a current-state question that names no time. */
+export function needsVectors(plan: SearchPlan, options: RankingOptions): boolean {
+  return options.mmrEnabled || (options.newerFirst && plan.currentState && plan.window === undefined);
+}
+
+/**
+ * The index queries of one search, for one `searchBatch` round trip: a dense query per kind
+ * (with the hits' vectors when the ranking needs them), then a sparse query per kind (without:
+ * the lexical-only candidates' vectors are fetched afterwards, far fewer than every sparse hit).
+ */
+export function candidateQueries(
+  query: CandidateQuery,
+  filters: readonly { filter: IndexFilter }[],
+  limit: number,
+  options: RankingOptions,
+): { queries: SearchQuery[]; dense: number } {
+  const { vector, sparse } = query;
+  const dense: SearchQuery[] =
+    vector === undefined
+      ? []
+      : filters.map(({ filter }) => ({
+          dense: vector,
+          filter,
+          limit,
+          ...(query.withVectors ? { withVectors: true } : {}),
+        }));
+  const lexical: SearchQuery[] =
+    options.textWeight > 0 && sparse.indices.length > 0
+      ? filters.map(({ filter }) => ({ sparse, filter, limit }))
+      : [];
+  return { queries: [...dense, ...lexical], dense: dense.length };
+}
+
+/**
+ * The candidates: the best `limit` dense and lexical points under the server-side filters,
+ * merged, from one index round trip. A point still without its dense vector (lexical-first
+ * indexing) is found by the sparse queries only; it is merged like any other and counted.
+ */
 export async function indexCandidates(
   index: VectorIndex,
-  query: { readonly text: string; readonly vector: Float32Array | undefined },
+  query: CandidateQuery,
   filters: readonly { filter: IndexFilter }[],
   limit: number,
   options: RankingOptions,
 ): Promise<Candidates> {
-  const sparse = encodeQuery(query.text);
-  const { vector } = query;
-  const [dense, lexical] = await Promise.all([
-    vector === undefined
-      ? Promise.resolve([])
-      : searchAll(filters, limit, (f) => index.searchDense(vector, f, limit)),
-    options.textWeight > 0 && sparse.indices.length > 0
-      ? searchAll(filters, limit, (f) => index.searchSparse(sparse, f, limit))
-      : Promise.resolve([]),
-  ]).catch((error: unknown) => {
-    throw indexUnavailable(error, index);
-  });
+  const { queries, dense: denseQueries } = candidateQueries(query, filters, limit, options);
+  const answers =
+    queries.length === 0
+      ? []
+      : await index.searchBatch(queries).catch((error: unknown) => {
+          throw indexUnavailable(error, index);
+        });
+  const dense = bestOf(answers.slice(0, denseQueries), limit);
+  const lexical = bestOf(answers.slice(denseQueries), limit);
   const merged = new Map<string, Merged>();
+  const vectors = new Map<string, Float32Array>();
   dense.forEach((p, i) => {
     merged.set(p.id, { pointId: p.id, payload: p.payload, dense: p.score, denseRank: i + 1 });
+    if (p.vector !== undefined) vectors.set(p.id, p.vector);
   });
   lexical.forEach((p, i) => {
     const existing = merged.get(p.id);
@@ -261,27 +376,42 @@ export async function indexCandidates(
       existing.lexicalRank = i + 1;
     }
   });
-  return { dense, lexical, merged };
+  let densePending = 0;
+  for (const m of merged.values()) if (m.payload.densePendingSince !== undefined) densePending += 1;
+  return { dense, lexical, merged, vectors, densePending };
 }
 
 /**
  * The candidates' stored vectors, for MMR and newer-first (which applies only to current-state
- * questions that name no time); none when neither is on.
+ * questions that name no time); none when neither is on. The dense hits brought theirs; only the
+ * other candidates that have a dense vector (not lexical-first points still waiting for one) are
+ * fetched, in one call.
  */
 export async function storedVectors(
   index: VectorIndex,
   candidates: Candidates,
-  plan: SearchPlan,
-  options: RankingOptions,
-): Promise<Map<string, Float32Array>> {
-  const newerFirst = options.newerFirst && plan.currentState && plan.window === undefined;
-  if (!(options.mmrEnabled || newerFirst) || candidates.merged.size === 0) return new Map();
+  needed: boolean,
+): Promise<ReadonlyMap<string, Float32Array>> {
+  if (!needed || candidates.merged.size === 0) return new Map();
+  const missing: string[] = [];
+  for (const m of candidates.merged.values()) {
+    if (!candidates.vectors.has(m.pointId) && m.payload.densePendingSince === undefined) {
+      missing.push(m.pointId);
+    }
+  }
+  if (missing.length === 0) return candidates.vectors;
+  let points;
   try {
-    const points = await index.fetch([...candidates.merged.keys()], { withVectors: true });
-    return new Map(points.map((p) => [p.id, Float32Array.from(p.dense)]));
+    points = await index.fetch(missing, { withVectors: true });
   } catch (error) {
     throw indexUnavailable(error, index);
   }
+  const vectors = new Map(candidates.vectors);
+  for (const p of points) {
+    if (p.dense !== undefined)
+      vectors.set(p.id, p.dense instanceof Float32Array ? p.dense : Float32Array.from(p.dense));
+  }
+  return vectors;
 }
 
 /** The hydrated candidates as the ranking's input, by resource name (the first of duplicates). */
@@ -428,20 +558,24 @@ export interface SearchFacts {
   /** Whether a reranker is configured. */
   readonly rerankAvailable: boolean;
   readonly rerank: RerankReport | undefined;
-  /** `performance.now()` when the search started. */
-  readonly started: number;
+  /** The search's stages so far (the `response` stage is closed here). */
+  readonly clock: StageClock;
 }
 
-/** The search's `SearchStats`: counts, degradation, the query's analysis, the options applied, timings. */
+/**
+ * The search's `SearchStats`: counts, degradation, the query's analysis, the options applied,
+ * timings. Building them ends the `response` stage.
+ */
 export function searchStats(facts: SearchFacts): MessageInitShape<typeof SearchStatsSchema> {
-  const { plan, dense, candidates, outcome, rerank, lexicalCoverage } = facts;
+  const { plan, dense, candidates, outcome, rerank, lexicalCoverage, clock } = facts;
   const { degraded, embedding } = dense;
-  return {
+  const stats: MessageInitShape<typeof SearchStatsSchema> = {
     denseCandidates: candidates.dense.length,
     lexicalCandidates: candidates.lexical.length,
     mergedCandidates: candidates.merged.size,
     driftDropped: facts.driftDropped,
     minScoreDropped: outcome.minScoreDropped,
+    densePendingCandidates: candidates.densePending,
     degraded: degraded !== undefined,
     ...(degraded === undefined ? {} : { degradedReason: degraded.reason, degradedMessage: degraded.message }),
     embeddingModel: embedding?.model ?? '',
@@ -473,6 +607,11 @@ export function searchStats(facts: SearchFacts): MessageInitShape<typeof SearchS
           rerankedCandidates: rerank.scored,
           rerankElapsed: elapsedDuration(rerank.ms),
         }),
-    elapsed: elapsedDuration(performance.now() - facts.started),
+  };
+  clock.lap('response');
+  return {
+    ...stats,
+    stages: clock.laps.map(({ stage, ms }) => ({ stage, elapsed: preciseDuration(ms) })),
+    elapsed: elapsedDuration(performance.now() - clock.started),
   };
 }

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { LocalEmbedder, type Embedder } from '@engram/embeddings';
 import { encodeQuery } from '@engram/lexical';
 import { createLogger } from '@engram/runtime';
@@ -356,7 +356,7 @@ describe.each(stacks)('the indexer on $name', ({ open }) => {
     await indexer().drain();
     const after = await index.fetch([pointId('ROUND', user!.id)], { withVectors: true });
     expect(after).toHaveLength(1);
-    expect(Array.from(after[0]!.dense)).not.toEqual(Array.from(before[0]!.dense));
+    expect(Array.from(after[0]!.dense!)).not.toEqual(Array.from(before[0]!.dense!));
     expect(after[0]!.sparse.indices.length).toBeGreaterThan(before[0]!.sparse.indices.length);
   });
 
@@ -413,7 +413,8 @@ describe.each(stacks)('the indexer on $name', ({ open }) => {
           : embedder.embed(texts, kind, options),
       close: () => Promise.resolve(),
     };
-    const worker = indexer({ embedder: flaky, maxAttempts: 3 });
+    // The outbox loop embeds only with lexical-first off (the dense stage's refusals: below).
+    const worker = indexer({ embedder: flaky, maxAttempts: 3, lexicalFirst: false });
     let now = Date.now();
     for (let i = 0; i < 5; i += 1, now += HOUR) await worker.runOnce(now);
     expect(await index.fetch([pointId('MEMORY', healthy.id)])).toHaveLength(1);
@@ -448,7 +449,8 @@ describe.each(stacks)('the indexer on $name', ({ open }) => {
       },
       close: () => Promise.resolve(),
     };
-    const a = indexer({ embedder: held });
+    // The outbox loop embeds only with lexical-first off (the dense stage's race: below).
+    const a = indexer({ embedder: held, lexicalFirst: false });
     const aPass = a.runOnce();
     await embedding;
 
@@ -489,6 +491,180 @@ describe.each(stacks)('the indexer on $name', ({ open }) => {
     await a.drain();
     expect((await receipts.indexProgress(receipt, purgeMark)).pending).toBe(0);
     expect(await index.count({ tenantId, ownerIds: [subject] })).toBe(0);
+  });
+
+  describe('lexical-first (decision 0032)', () => {
+    const ids = (points: readonly { id: string }[]) => points.map((p) => p.id);
+    // Each case starts with nothing pending from the others.
+    beforeEach(async () => {
+      await indexer().drain();
+    });
+    /** The real embedder, with `before` run ahead of every document embedding call. */
+    const withHook = (before: (texts: readonly string[]) => Promise<void>): Embedder =>
+      new Proxy(embedder, {
+        get(target, prop, receiver) {
+          if (prop === 'embed') {
+            const embed: Embedder['embed'] = async (texts, kind, options) => {
+              if (kind === 'document') await before(texts);
+              return target.embed(texts, kind, options);
+            };
+            return embed;
+          }
+          const value: unknown = Reflect.get(target, prop, receiver);
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+
+    it('makes a new item lexically searchable in the outbox pass, and dense-searchable after the dense stage', async () => {
+      const memory = await addMemory('闪电测试：我最喜欢的乐器是手风琴');
+      const id = pointId('MEMORY', memory.id);
+      const filter = { tenantId, kinds: ['MEMORY' as const] };
+      const writer = indexer();
+      await writer.runOnce();
+      const [pending] = await index.fetch([id], { withVectors: true });
+      expect(pending?.dense).toBeUndefined();
+      expect(pending?.payload.densePendingSince).toBeGreaterThan(0);
+      expect(ids(await index.searchSparse(encodeQuery('手风琴'), filter, 5))).toContain(id);
+      expect(ids(await index.searchDense(await query('手风琴'), filter, 100))).not.toContain(id);
+      expect(await index.countPendingDense()).toBe(1);
+
+      const pass = await writer.runDenseOnce();
+      expect(pass).toEqual({ pending: 1, embedded: 1, superseded: 0, failed: 0 });
+      const [done] = await index.fetch([id], { withVectors: true });
+      expect(done?.dense).toHaveLength(indexSpec(embedder).dimensions);
+      expect(done?.payload.densePendingSince).toBeUndefined();
+      expect(ids(await index.searchDense(await query('手风琴'), filter, 100))).toContain(id);
+      expect(ids(await index.searchSparse(encodeQuery('手风琴'), filter, 5))).toContain(id);
+      expect(await index.countPendingDense()).toBe(0);
+    });
+
+    it('embeds rounds and memories before older document chunks', async () => {
+      const { chunks } = await addDocument([
+        '第一段：关于火山的笔记',
+        '第二段：关于冰川的笔记',
+        '第三段：关于沙漠的笔记',
+      ]);
+      const writer = indexer({ denseBatchSize: 1 });
+      await writer.drainOutbox();
+      // The round is written (lexically) after the chunks…
+      const session = await addSession();
+      const [user] = await append(session.id, [
+        { role: 'USER', content: '我下周要去看极光' },
+        { role: 'ASSISTANT', content: '记得带厚衣服' },
+      ]);
+      await writer.drainOutbox();
+      const chunkIds = chunks.map((c) => pointId('CHUNK', c.id));
+      expect(await index.countPendingDense()).toBe(chunkIds.length + 1);
+      expect((await index.pendingDense(10)).map((p) => p.payload.kind)).toEqual([
+        'CHUNK',
+        'CHUNK',
+        'CHUNK',
+        'ROUND',
+      ]);
+      // …and gets its dense vector first.
+
+      expect((await writer.runDenseOnce()).embedded).toBe(1);
+      const [round] = await index.fetch([pointId('ROUND', user!.id)], { withVectors: true });
+      expect(round?.dense).toBeDefined();
+      const stillPending = await index.fetch(chunkIds, { withVectors: true });
+      expect(stillPending.every((p) => p.dense === undefined)).toBe(true);
+
+      expect(await writer.drainDense()).toBe(chunkIds.length);
+      expect(await index.countPendingDense()).toBe(0);
+    });
+
+    it('never overwrites a point that a newer write replaced while its old text was being embedded', async () => {
+      const session = await addSession();
+      const [user] = await append(session.id, [
+        { role: 'USER', content: 'Which city hosts the Louvre museum?' },
+      ]);
+      const id = pointId('ROUND', user!.id);
+      await indexer().drainOutbox();
+      let raced = false;
+      // While the dense stage embeds the question-only round, the reply arrives and is indexed.
+      const racing = indexer({
+        embedder: withHook(async () => {
+          if (raced) return;
+          raced = true;
+          await append(session.id, [{ role: 'ASSISTANT', content: 'The Louvre is in Paris.' }]);
+          await indexer().drainOutbox();
+        }),
+      });
+      expect(await racing.runDenseOnce()).toEqual({ pending: 1, embedded: 0, superseded: 1, failed: 0 });
+      const [replaced] = await index.fetch([id], { withVectors: true });
+      expect(replaced?.dense).toBeUndefined();
+      expect(
+        ids(await index.searchSparse(encodeQuery('Paris'), { tenantId, kinds: ['ROUND'] }, 5)),
+      ).toContain(id);
+
+      expect(await racing.drainDense()).toBe(1);
+      const [done] = await index.fetch([id], { withVectors: true });
+      expect(done?.dense).toBeDefined();
+      expect(
+        ids(await index.searchDense(await query('Louvre Paris'), { tenantId, kinds: ['ROUND'] }, 5)),
+      ).toContain(id);
+    });
+
+    it('moves a text the model refuses to the back of the queue without holding up the others', async () => {
+      const good = await addMemory('我喜欢在雨天读小说');
+      const poison = await addMemory('这条记忆会被模型拒绝 POISON-TEXT');
+      await indexer().drainOutbox();
+      const [before] = await index.fetch([pointId('MEMORY', poison.id)]);
+      const refusing = indexer({
+        embedder: withHook((texts) =>
+          texts.some((t) => t.includes('POISON-TEXT'))
+            ? Promise.reject(new Error('the model refused the text'))
+            : Promise.resolve(),
+        ),
+      });
+      expect(await refusing.runDenseOnce()).toEqual({ pending: 2, embedded: 1, superseded: 0, failed: 1 });
+      const [kept, moved] = await index.fetch([pointId('MEMORY', good.id), pointId('MEMORY', poison.id)], {
+        withVectors: true,
+      });
+      expect(kept?.dense).toBeDefined();
+      expect(moved?.dense).toBeUndefined();
+      expect(moved!.payload.densePendingSince!).toBeGreaterThan(before!.payload.densePendingSince!);
+      // The real model takes it.
+      expect(await indexer().drainDense()).toBe(1);
+    });
+
+    it('never brings back a point that a forget deleted while its text was being embedded', async () => {
+      const receipts = new ForgetReceiptRepository(stack.store);
+      const subject = 'frank';
+      const memory = await addMemory('frank 每周五去游泳', subject);
+      await indexer().drainOutbox();
+      const held = indexer({
+        embedder: withHook(async () => {
+          // The forget lands while the dense stage embeds: the memory is purged and its DELETE applied.
+          await inTransaction(stack.store, async (trx) => {
+            const created = await receipts.create(trx, {
+              tenantId,
+              subject,
+              requestedBy: 'admin',
+              reason: '',
+              requestId: 'race-dense',
+            });
+            await memories.purgeOwner(trx, tenantId, subject, {
+              createdAtOrBefore: created.createdAt,
+              erasedBy: forgetReceiptName(created.id),
+              payload: forgetPayload(created.id),
+            });
+          });
+          await indexer().drainOutbox();
+        }),
+      });
+      expect(await held.runDenseOnce()).toMatchObject({ pending: 1, embedded: 0, superseded: 1 });
+      expect(await index.fetch([pointId('MEMORY', memory.id)])).toEqual([]);
+      expect(await index.count({ tenantId, ownerIds: [subject] })).toBe(0);
+    });
+
+    it('embeds before it writes when lexical-first is off', async () => {
+      const memory = await addMemory('关掉词法优先时立刻写入向量');
+      await indexer({ lexicalFirst: false }).runOnce();
+      const [point] = await index.fetch([pointId('MEMORY', memory.id)], { withVectors: true });
+      expect(point?.dense).toHaveLength(indexSpec(embedder).dimensions);
+      expect(point?.payload.densePendingSince).toBeUndefined();
+    });
   });
 
   it('rebuilds the index from the source of truth alone, swaps the alias, and keeps changes made meanwhile', async () => {

@@ -9,7 +9,7 @@ import {
   type Store,
 } from '@engram/store';
 import type { PointPayload } from '@engram/vector-index';
-import { newDocument, randomHash } from '../../../libs/store/test/fixtures.js';
+import { newDocument, newMemory, randomHash } from '../../../libs/store/test/fixtures.js';
 import { dialects } from '../../../libs/store/test/harness.js';
 import { EMPTY_FILTER as FILTER } from '../src/search-api.js';
 import { Hydrator, type Hydrated, type Hydration, type Merged } from '../src/search-hydration.js';
@@ -64,22 +64,7 @@ describe.each(dialects)('Search hydration on $name', (dialect) => {
       inTransaction(store, (trx) =>
         memories.create(
           trx,
-          {
-            tenantId: tenant,
-            ownerId,
-            orgId: '',
-            scope: 'SELF',
-            type: 'EPISODE',
-            namespace: '',
-            key: '',
-            text,
-            evergreen: false,
-            sourceKind: 'EXPLICIT_USER_STATEMENT',
-            confidence: 0.9,
-            evidence: { messageIds: [], chunkIds: [] },
-            languageCode: 'en',
-            metadata: {},
-          },
+          newMemory(text, { tenantId: tenant, ownerId, type: 'EPISODE', namespace: '', key: '' }),
           { action: 'CREATE', actorKind: 'USER', actorId: ownerId },
         ),
       );

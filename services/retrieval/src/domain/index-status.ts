@@ -11,6 +11,8 @@ export interface KindStatus {
   /** Undefined when the index could not be reached. */
   readonly indexedPoints?: number;
   readonly drift?: number;
+  /** Of the points, those still waiting for their dense vector (lexical-first, decision 0032). */
+  readonly densePendingPoints?: number;
 }
 
 /** The index as one tenant sees it (GetIndexStatus). */
@@ -62,22 +64,30 @@ export async function indexStatus(
   const kinds: KindStatus[] = [];
   for (const kind of ['MEMORY', 'CHUNK', 'ROUND'] as const) {
     let points: number | undefined;
+    let densePending: number | undefined;
     if (reachable) {
       try {
-        points = await deps.index.count({
-          tenantId,
-          kinds: [kind],
-          ...(kind === 'MEMORY' ? { notExpiredAt: now } : {}),
-        });
+        [points, densePending] = await Promise.all([
+          deps.index.count({
+            tenantId,
+            kinds: [kind],
+            ...(kind === 'MEMORY' ? { notExpiredAt: now } : {}),
+          }),
+          deps.index.countPendingDense({ tenantId, kinds: [kind] }),
+        ]);
       } catch {
         reachable = false;
+        points = undefined;
+        densePending = undefined;
         problems.push('index unreachable');
       }
     }
     kinds.push({
       kind,
       sourceRows: rows[kind],
-      ...(points === undefined ? {} : { indexedPoints: points, drift: points - rows[kind] }),
+      ...(points === undefined
+        ? {}
+        : { indexedPoints: points, drift: points - rows[kind], densePendingPoints: densePending ?? 0 }),
     });
   }
   if (deps.stale) problems.push('the live collection was built with another embedding model: run Reindex');

@@ -1,28 +1,12 @@
 import type { Embedder } from '@engram/embeddings';
 import { encodeDocument } from '@engram/lexical';
 import { Worker, describeError, type Logger, type PassOutcome } from '@engram/runtime';
-import {
-  DocumentRepository,
-  ForgetReceiptRepository,
-  MemoryRepository,
-  OutboxRepository,
-  SessionRepository,
-  enqueueOutbox,
-  inTransaction,
-  type OutboxEntry,
-  type OutboxEvent,
-  type Store,
-} from '@engram/store';
-import { pointId, type IndexFilter, type Point, type VectorIndex } from '@engram/vector-index';
-import {
-  chunkDocument,
-  firstReply,
-  memoryDocument,
-  previousTurn,
-  retryDelayMs,
-  roundDocument,
-  type IndexDocument,
-} from '../domain/points.js';
+import { OutboxRepository, enqueueOutbox, inTransaction, type OutboxClass, type Store } from '@engram/store';
+import type { ItemKind, Point, ScrolledPoint, VectorIndex } from '@engram/vector-index';
+import { retryDelayMs, type IndexDocument } from '../domain/points.js';
+import { ChangePlanner, type Change, type Planned } from './planner.js';
+
+export type { Change } from './planner.js';
 
 /** What the indexer is built from. */
 export interface IndexerDeps {
@@ -31,26 +15,29 @@ export interface IndexerDeps {
   /** The live collection (alias) searches read. */
   readonly index: VectorIndex;
   readonly logger: Logger;
-  /** Outbox rows per batch. Default 32. */
+  /**
+   * Lexical-first indexing (decision 0032, default true): the outbox loop writes each new point
+   * with its BM25 vector at once and without its dense vector, and the dense stage
+   * ({@link Indexer.denseWorker}) embeds pending points afterwards. False: the outbox loop embeds
+   * before it writes, as Reindex and rebuilds always do.
+   */
+  readonly lexicalFirst?: boolean;
+  /** Outbox rows per batch. Default 128 lexical-first (no embedding in the pass), else 32. */
   readonly batchSize?: number;
+  /** Pending points the dense stage embeds per pass. Default 32. */
+  readonly denseBatchSize?: number;
   /** How long a leased batch stays invisible to other indexers, ms. Default 30 s. */
   readonly leaseMs?: number;
-  /** The worker's pause when the outbox is empty, ms. Default 200. */
+  /** The workers' pause when there is nothing to do, ms. Default 200. */
   readonly idleMs?: number;
   /**
-   * While this answers true, the worker's passes do nothing: the live index holds another model's
+   * While this answers true, the workers' passes do nothing: the live index holds another model's
    * vectors and writes wait for the rebuild (which wakes the worker when it has swapped the alias).
    */
   readonly paused?: () => boolean;
   /** Failures after which a row is parked. Default 10. */
   readonly maxAttempts?: number;
 }
-
-/** One change to apply: an outbox row, or a synthetic one made by Reindex. */
-export type Change = Pick<
-  OutboxEntry,
-  'id' | 'tenantId' | 'aggregate' | 'aggregateId' | 'operation' | 'payload'
->;
 
 /** A change that re-applies a searchable source row (Reindex and full rebuilds replay these). */
 export function replayChange(
@@ -75,60 +62,112 @@ export interface IndexerPass {
   readonly failed: number;
 }
 
-/** What an outbox row asks of the index once its source rows have been read. */
-type Action =
-  | { readonly kind: 'upsert'; readonly documents: readonly IndexDocument[] }
-  | { readonly kind: 'enqueue'; readonly events: readonly OutboxEvent[] }
-  | { readonly kind: 'delete'; readonly ids: readonly string[] }
-  | { readonly kind: 'deleteByFilter'; readonly filter: IndexFilter };
+/** What one pass of the dense stage did. */
+export interface DensePass {
+  /** Pending points it read. */
+  readonly pending: number;
+  /** Points rewritten with their dense vector. */
+  readonly embedded: number;
+  /** Points skipped because a newer write replaced them meanwhile (they stay pending). */
+  readonly superseded: number;
+  /** Points whose text could not be embedded: moved to the back of the queue. */
+  readonly failed: number;
+}
+
+/** When dense vectors are computed: before the write (`now`), or by the dense stage (`later`). */
+export type DenseTiming = 'now' | 'later';
+
+/** The dense stage's order: conversational items before document chunks. */
+const DENSE_PRIORITY: readonly (readonly ItemKind[])[] = [['ROUND', 'MEMORY'], ['CHUNK']];
+
+/** The last pending mark this process gave (shared by every indexer of the process). */
+let lastMark = 0;
+
+/** Runs async sections one at a time, in call order. */
+class WriteLock {
+  #tail: Promise<unknown> = Promise.resolve();
+
+  run<T>(section: () => Promise<T>): Promise<T> {
+    const result = this.#tail.then(section);
+    this.#tail = result.catch(() => undefined);
+    return result;
+  }
+}
 
 /**
- * Retrieval's indexer: the only consumer of the outbox. It leases rows in order, re-reads their
- * source rows from the source of truth (an outbox row carries ids, never contents), embeds and
- * tokenizes what is searchable, writes or deletes points, and marks the rows done. At-least-once:
- * point ids are derived from source ids, so a replay overwrites instead of duplicating. A row that
- * keeps failing is retried with backoff and parked after `maxAttempts`, without blocking others.
- * Its loop is {@link worker}: a pass at once after work, every `idleMs` when idle, backoff from
- * 500 ms to 30 s while the source of truth is unreachable.
+ * Retrieval's indexer: the only consumer of the outbox. It leases rows (conversational changes
+ * first), re-reads their source rows from the source of truth (an outbox row carries ids, never
+ * contents; {@link ChangePlanner}), writes or deletes points, and marks the rows done.
+ * At-least-once: point ids are derived from source ids, so a replay overwrites instead of
+ * duplicating. A row that keeps failing is retried with backoff and parked after `maxAttempts`,
+ * without blocking others.
+ *
+ * Lexical-first (decision 0032): the outbox loops only tokenize, so a new item is lexically
+ * searchable within a pass — one loop for conversational rows ({@link worker}) and one for bulk rows
+ * ({@link bulkWorker}), so a message never waits for a batch of a document's chunks; its point carries `densePendingSince` and no dense vector.
+ * The dense stage ({@link denseWorker}) reads pending points from the index (rounds and memories
+ * before chunks, oldest first), re-reads their rows, embeds them and rewrites each point unless a
+ * newer write replaced it meanwhile (its mark changed); the check and the write are serialized
+ * with the outbox loop's writes in this process. Both loops: a pass at once after work, every
+ * `idleMs` when idle, backoff from 500 ms to 30 s while a dependency is unreachable.
  */
 export class Indexer {
-  /** The outbox loop (started and stopped by the retrieval module's process). */
+  /**
+   * The outbox loop (started and stopped by the retrieval module's process): conversational rows
+   * when lexical-first, every row otherwise.
+   */
   readonly worker: Worker;
+  /** Lexical-first: the outbox loop of bulk rows (a document's chunks); idle otherwise. */
+  readonly bulkWorker: Worker;
+  /** The dense stage's loop; it has nothing to do unless {@link IndexerDeps.lexicalFirst}. */
+  readonly denseWorker: Worker;
   readonly #deps: IndexerDeps;
   readonly #outbox: OutboxRepository;
-  readonly #memories: MemoryRepository;
-  readonly #documents: DocumentRepository;
-  readonly #sessions: SessionRepository;
-  readonly #receipts: ForgetReceiptRepository;
+  readonly #planner: ChangePlanner;
+  readonly #lock = new WriteLock();
+  readonly #lexicalFirst: boolean;
 
   constructor(deps: IndexerDeps) {
     this.#deps = deps;
+    this.#lexicalFirst = deps.lexicalFirst ?? true;
     this.#outbox = new OutboxRepository(deps.store, deps.maxAttempts ?? 10);
-    this.#memories = new MemoryRepository(deps.store);
-    this.#documents = new DocumentRepository(deps.store);
-    this.#sessions = new SessionRepository(deps.store);
-    this.#receipts = new ForgetReceiptRepository(deps.store);
-    this.worker = new Worker({
-      name: 'indexer',
-      logger: deps.logger,
-      idleMs: deps.idleMs ?? 200,
-      backoff: { minMs: 500, maxMs: 30_000 },
-      pass: () => this.#pass(),
+    this.#planner = new ChangePlanner(deps.store);
+    const loop = (name: string, pass: () => Promise<PassOutcome>) =>
+      new Worker({
+        name,
+        logger: deps.logger,
+        idleMs: deps.idleMs ?? 200,
+        backoff: { minMs: 500, maxMs: 30_000 },
+        pass,
+      });
+    this.worker = loop('indexer', () => this.#pass(this.#lexicalFirst ? 'conversational' : undefined));
+    this.bulkWorker = loop('bulk-indexer', () =>
+      this.#lexicalFirst ? this.#pass('bulk') : Promise.resolve({}),
+    );
+    this.denseWorker = loop('dense-indexer', async () => {
+      if (this.#deps.paused?.() === true) return {};
+      const pass = await this.runDenseOnce();
+      return { more: pass.pending >= (this.#deps.denseBatchSize ?? 32) };
     });
   }
 
-  /** The worker's pass: one batch (another at once when it leased rows), nothing while paused. */
-  async #pass(): Promise<PassOutcome> {
+  /** An outbox loop's pass: one batch (another at once when it leased rows), nothing while paused. */
+  async #pass(only: OutboxClass | undefined): Promise<PassOutcome> {
     if (this.#deps.paused?.() === true) return {};
-    const pass = await this.runOnce();
+    const pass = await this.runOnce(Date.now(), only);
     return { more: pass.leased > 0 };
   }
 
-  /** Leases one batch and processes it. Returns what it did (0 leased when the outbox is idle). */
-  async runOnce(now = Date.now()): Promise<IndexerPass> {
-    const entries = await this.#outbox.lease(this.#deps.batchSize ?? 32, this.#deps.leaseMs ?? 30_000, now);
+  /**
+   * Leases one batch (of one class of rows, or conversational rows first and then bulk ones) and
+   * processes it. Returns what it did (0 leased when nothing is due).
+   */
+  async runOnce(now = Date.now(), only?: OutboxClass): Promise<IndexerPass> {
+    const limit = this.#deps.batchSize ?? (this.#lexicalFirst ? 128 : 32);
+    const entries = await this.#outbox.lease(limit, this.#deps.leaseMs ?? 30_000, now, only);
     if (entries.length === 0) return { leased: 0, processed: 0, failed: 0 };
-    const { done, failed } = await this.apply(entries, this.#deps.index);
+    const timing: DenseTiming = this.#lexicalFirst ? 'later' : 'now';
+    const { done, failed } = await this.apply(entries, this.#deps.index, timing);
     const byId = new Map(entries.map((e) => [e.id, e]));
     const failures = failed.flatMap(({ change, error }) => {
       const entry = byId.get(change.id);
@@ -144,56 +183,41 @@ export class Indexer {
         'indexing failed for some outbox rows; they will be retried',
       );
     }
+    if (timing === 'later' && done.length > 0) this.denseWorker.wake();
     return { leased: entries.length, processed: done.length, failed: failures.length };
   }
 
   /**
-   * Applies changes to `index`: reads their source rows, embeds and tokenizes what is searchable
-   * (one entry at a time, so a text the model cannot take fails its own change only), writes all
-   * points in one request, then deletes. Used by the outbox loop and by Reindex (which replays the
-   * whole source of truth into a new collection). Returns the ids applied and the failures.
+   * Applies changes to `index`: reads their source rows, tokenizes what is searchable and, with
+   * `dense` `now` (the default: Reindex and rebuilds), embeds it (one entry at a time, so a text the
+   * model cannot take fails its own change only); with `later`, writes the points without dense
+   * vectors for the dense stage. Writes all points in one request, then deletes. Returns the ids
+   * applied and the failures.
    */
   async apply(
     changes: readonly Change[],
     index: VectorIndex,
+    dense: DenseTiming = 'now',
   ): Promise<{ done: number[]; failed: { change: Change; error: unknown }[] }> {
-    const planned: { change: Change; action: Action }[] = [];
+    const planned = await this.#planner.planAll(changes, index);
     const failed: { change: Change; error: unknown }[] = [];
-    for (const change of changes) {
-      try {
-        planned.push({ change, action: await this.#plan(change) });
-      } catch (error) {
-        failed.push({ change, error });
-      }
-    }
+    for (const p of planned) if ('error' in p) failed.push({ change: p.change, error: p.error });
+    const actions = planned.filter((p): p is Extract<Planned, { action: unknown }> => 'action' in p);
 
     const points: Point[] = [];
     const upserted: Change[] = [];
     // A point several rows of this batch would write (a chunk's own row and its document's row)
-    // is embedded once.
+    // is written once.
     const seen = new Set<string>();
-    for (const { change, action } of planned) {
+    for (const { change, action } of actions) {
       if (action.kind !== 'upsert') continue;
       try {
         const documents = action.documents.filter((d) => !seen.has(d.id));
         for (const d of documents) seen.add(d.id);
         if (documents.length > 0) {
-          const { vectors, truncated } = await this.#deps.embedder.embed(
-            documents.map((d) => d.text),
-            'document',
+          points.push(
+            ...(dense === 'now' ? await this.#embedded(documents, change.id) : this.#lexical(documents)),
           );
-          const truncatedCount = truncated.filter(Boolean).length;
-          if (truncatedCount > 0) {
-            this.#deps.logger.debug(
-              { change: change.id, truncated: truncatedCount },
-              'text longer than the model input was truncated',
-            );
-          }
-          documents.forEach((d, i) => {
-            const dense = vectors[i];
-            if (dense === undefined) throw new Error('the embedder returned fewer vectors than texts');
-            points.push({ id: d.id, dense, sparse: encodeDocument(d.text), payload: d.payload });
-          });
         }
         upserted.push(change);
       } catch (error) {
@@ -203,12 +227,12 @@ export class Indexer {
 
     const done: number[] = [];
     try {
-      if (points.length > 0) await index.upsert(points, { wait: true });
+      if (points.length > 0) await this.#lock.run(() => index.upsert(points, { wait: true }));
       done.push(...upserted.map((c) => c.id));
     } catch (error) {
       for (const change of upserted) failed.push({ change, error });
     }
-    for (const { change, action } of planned) {
+    for (const { change, action } of actions) {
       if (action.kind === 'upsert') continue;
       try {
         if (action.kind === 'enqueue') {
@@ -227,114 +251,139 @@ export class Indexer {
     return { done, failed };
   }
 
-  /** Reads the source rows of one change and decides what to do with the index. */
-  async #plan(change: Change): Promise<Action> {
-    const { tenantId, aggregateId, operation, payload } = change;
-    switch (change.aggregate) {
-      case 'MEMORY': {
-        const memory = operation === 'UPSERT' ? await this.#memories.get(tenantId, aggregateId) : undefined;
-        const document = memory === undefined ? undefined : memoryDocument(memory);
-        return document === undefined
-          ? { kind: 'delete', ids: [pointId('MEMORY', aggregateId)] }
-          : { kind: 'upsert', documents: [document] };
-      }
-      case 'CHUNK': {
-        const documentId = String(payload['documentId'] ?? '');
-        if (operation === 'DELETE' || documentId === '')
-          return { kind: 'delete', ids: [pointId('CHUNK', aggregateId)] };
-        const [chunk, document] = await Promise.all([
-          this.#documents.getChunk(tenantId, documentId, aggregateId),
-          this.#documents.get(tenantId, documentId),
-        ]);
-        const indexed =
-          chunk === undefined || document === undefined ? undefined : chunkDocument(chunk, document);
-        return indexed === undefined
-          ? { kind: 'delete', ids: [pointId('CHUNK', aggregateId)] }
-          : { kind: 'upsert', documents: [indexed] };
-      }
-      case 'DOCUMENT': {
-        const document =
-          operation === 'UPSERT' ? await this.#documents.get(tenantId, aggregateId) : undefined;
-        if (document?.state !== 'READY') {
-          return {
-            kind: 'deleteByFilter',
-            filter: { tenantId, kinds: ['CHUNK'], documentIds: [aggregateId] },
-          };
-        }
-        // A READY document's chunks never change: only those without a point need embedding
-        // (usually none, when the chunks' own rows were indexed after the document became READY).
-        const indexed = new Set<string>();
-        let cursor: string | undefined;
-        do {
-          const page = await this.#deps.index.scroll(
-            { tenantId, kinds: ['CHUNK'], documentIds: [aggregateId] },
-            { limit: 1000, ...(cursor === undefined ? {} : { after: cursor }) },
-          );
-          for (const point of page.points) indexed.add(point.id);
-          cursor = page.next;
-        } while (cursor !== undefined);
-        const documents: IndexDocument[] = [];
-        let pageToken = '';
-        do {
-          const page = await this.#documents.listChunks(tenantId, aggregateId, { pageSize: 500, pageToken });
-          for (const chunk of page.items) {
-            const point = chunkDocument(chunk, document);
-            if (point !== undefined && !indexed.has(point.id)) documents.push(point);
-          }
-          pageToken = page.nextPageToken;
-        } while (pageToken !== '');
-        if (documents.length <= DIRECT_UPSERT_MAX) return { kind: 'upsert', documents };
-        // Many missing: hand them back to the outbox as chunk rows, so the work is spread over
-        // passes (and replicas) instead of holding one lease for the whole document.
-        return {
-          kind: 'enqueue',
-          events: documents.map((d) => ({
-            tenantId,
-            aggregate: 'CHUNK' as const,
-            aggregateId: d.payload.sourceId,
-            operation: 'UPSERT' as const,
-            payload: { documentId: aggregateId },
-          })),
-        };
-      }
-      case 'ROUND': {
-        const sessionId = String(payload['sessionId'] ?? '');
-        const remove: Action = { kind: 'delete', ids: [pointId('ROUND', aggregateId)] };
-        if (operation === 'DELETE' || sessionId === '') return remove;
-        const [session, user] = await Promise.all([
-          this.#sessions.get(tenantId, sessionId),
-          this.#sessions.getMessage(tenantId, sessionId, aggregateId),
-        ]);
-        if (session === undefined || user?.role !== 'USER') return remove;
-        // One read around the user message: the turns before it (the one it answers) and after it
-        // (its reply).
-        const around = await this.#sessions.listMessages(
-          tenantId,
-          sessionId,
-          { fromSequence: Math.max(1, user.sequence - PRECEDING_WINDOW) },
-          { pageSize: PRECEDING_WINDOW + 1 + FOLLOWING_WINDOW },
-        );
-        const preceding = around.items.filter((m) => m.sequence < user.sequence);
-        const following = around.items.filter((m) => m.sequence > user.sequence);
-        return {
-          kind: 'upsert',
-          documents: [roundDocument(session, user, firstReply(following), previousTurn(preceding))],
-        };
-      }
-      case 'SESSION':
-        return { kind: 'deleteByFilter', filter: { tenantId, kinds: ['ROUND'], sessionIds: [aggregateId] } };
-      case 'SUBJECT': {
-        // A forget's final purge names its receipt (decision 0030): every point of the subject.
-        const receipt = await this.#receipts.get(tenantId, aggregateId);
-        return receipt === undefined
-          ? { kind: 'delete', ids: [] }
-          : { kind: 'deleteByFilter', filter: { tenantId, ownerIds: [receipt.subject] } };
-      }
+  /** Complete points: embedded and tokenized. */
+  async #embedded(documents: readonly IndexDocument[], changeId: number): Promise<Point[]> {
+    const { vectors, truncated } = await this.#deps.embedder.embed(
+      documents.map((d) => d.text),
+      'document',
+    );
+    const truncatedCount = truncated.filter(Boolean).length;
+    if (truncatedCount > 0) {
+      this.#deps.logger.debug(
+        { change: changeId, truncated: truncatedCount },
+        'text longer than the model input was truncated',
+      );
     }
+    return documents.map((d, i) => {
+      const dense = vectors[i];
+      if (dense === undefined) throw new Error('the embedder returned fewer vectors than texts');
+      return { id: d.id, dense, sparse: encodeDocument(d.text), payload: d.payload };
+    });
   }
 
-  /** Processes passes until the outbox has nothing due (tests, tools). Returns the totals. */
+  /** Lexical-only points, marked as waiting for their dense vector. */
+  #lexical(documents: readonly IndexDocument[]): Point[] {
+    return documents.map((d) => ({
+      id: d.id,
+      sparse: encodeDocument(d.text),
+      payload: { ...d.payload, densePendingSince: this.#mark() },
+    }));
+  }
+
+  /** A pending mark: the time, strictly increasing within this process (it is also a version). */
+  #mark(): number {
+    lastMark = Math.max(Date.now(), lastMark + 1);
+    return lastMark;
+  }
+
+  /**
+   * One pass of the dense stage: up to `denseBatchSize` pending points (rounds and memories first),
+   * their rows re-read, their texts embedded in one call, and each point rewritten with its dense
+   * vector unless its mark changed meanwhile. A point whose source is gone is deleted (its outbox
+   * row does the same); one whose text the model refuses gets a new mark (back of the queue) and a
+   * warning, so it never blocks the others.
+   */
+  async runDenseOnce(): Promise<DensePass> {
+    const index = this.#deps.index;
+    const limit = this.#deps.denseBatchSize ?? 32;
+    const pending: ScrolledPoint[] = [];
+    for (const kinds of DENSE_PRIORITY) {
+      if (pending.length >= limit) break;
+      pending.push(...(await index.pendingDense(limit - pending.length, kinds)));
+    }
+    if (pending.length === 0) return { pending: 0, embedded: 0, superseded: 0, failed: 0 };
+    const marks = new Map(pending.map((p) => [p.id, p.payload.densePendingSince]));
+    const planned = await this.#planner.planAll(pending.map(pendingChange), index);
+    const documents: IndexDocument[] = [];
+    const gone: string[] = [];
+    for (const p of planned) {
+      if ('error' in p) throw p.error; // the source of truth is unreachable: the worker backs off
+      const { action } = p;
+      const id = pending[p.change.id]?.id ?? '';
+      if (action.kind === 'upsert') {
+        const document = action.documents.find((d) => d.id === id);
+        if (document !== undefined) documents.push(document);
+        else gone.push(id);
+      } else gone.push(id);
+    }
+    const { points, refused } = await this.#embedAll(documents);
+    return this.#lock.run(async () => {
+      const current = await index.fetch([...points.map((p) => p.id), ...refused.map((d) => d.id), ...gone]);
+      const unchanged = new Set(
+        current.filter((p) => p.payload.densePendingSince === marks.get(p.id)).map((p) => p.id),
+      );
+      const write = points.filter((p) => unchanged.has(p.id));
+      const retry = this.#lexical(refused.filter((d) => unchanged.has(d.id)));
+      const remove = gone.filter((id) => unchanged.has(id));
+      if (write.length + retry.length > 0) await index.upsert([...write, ...retry], { wait: true });
+      if (remove.length > 0) await index.delete(remove, { wait: true });
+      if (retry.length > 0) {
+        this.#deps.logger.warn(
+          { points: retry.length },
+          'some texts could not be embedded; their points stay lexical-only and will be retried',
+        );
+      }
+      return {
+        pending: pending.length,
+        embedded: write.length,
+        superseded: pending.length - unchanged.size,
+        failed: retry.length,
+      };
+    });
+  }
+
+  /**
+   * Embeds documents in one call; when that fails, one by one, setting apart those the model
+   * refuses. When it refuses every one, the model itself is failing, not the texts: the error
+   * propagates and the worker backs off.
+   */
+  async #embedAll(
+    documents: readonly IndexDocument[],
+  ): Promise<{ points: Point[]; refused: IndexDocument[] }> {
+    if (documents.length === 0) return { points: [], refused: [] };
+    try {
+      return { points: await this.#embedded(documents, 0), refused: [] };
+    } catch (error) {
+      if (documents.length === 1) throw error;
+      this.#deps.logger.debug({ err: describeError(error) }, 'a dense batch failed: embedding one by one');
+    }
+    const points: Point[] = [];
+    const refused: IndexDocument[] = [];
+    let lastError: unknown;
+    for (const d of documents) {
+      try {
+        points.push(...(await this.#embedded([d], 0)));
+      } catch (error) {
+        lastError = error;
+        refused.push(d);
+      }
+    }
+    if (points.length === 0) throw lastError;
+    return { points, refused };
+  }
+
+  /**
+   * Processes passes until the outbox has nothing due, then (lexical-first) dense passes until no
+   * point is pending: everything searchable by both signals (tests, tools). Returns the outbox totals.
+   */
   async drain(maxPasses = 1_000): Promise<IndexerPass> {
+    const total = await this.drainOutbox(maxPasses);
+    if (this.#lexicalFirst) await this.drainDense(maxPasses);
+    return total;
+  }
+
+  /** Processes outbox passes until nothing is due (tests, tools). Returns the totals. */
+  async drainOutbox(maxPasses = 1_000): Promise<IndexerPass> {
     const total = { leased: 0, processed: 0, failed: 0 };
     for (let i = 0; i < maxPasses; i += 1) {
       const pass = await this.runOnce();
@@ -345,11 +394,34 @@ export class Indexer {
     }
     return total;
   }
+
+  /** Runs dense passes until no point is pending (tests, tools). Returns the points embedded. */
+  async drainDense(maxPasses = 1_000): Promise<number> {
+    let embedded = 0;
+    for (let i = 0; i < maxPasses; i += 1) {
+      const pass = await this.runDenseOnce();
+      embedded += pass.embedded;
+      if (pass.pending === 0 || pass.embedded + pass.superseded + pass.failed === 0) break;
+    }
+    return embedded;
+  }
 }
 
-/** Chunks a DOCUMENT row embeds itself; more are handed back to the outbox as CHUNK rows. */
-const DIRECT_UPSERT_MAX = 64;
-/** How many messages before a round the indexer reads to find the turn it answers. */
-const PRECEDING_WINDOW = 8;
-/** How many messages after a round's user message the indexer reads to find its reply. */
-const FOLLOWING_WINDOW = 50;
+/** The change that re-reads a pending point's source row; its `id` is the point's place in the pass. */
+function pendingChange(point: ScrolledPoint, place: number): Change {
+  const { payload } = point;
+  const aggregate = payload.kind;
+  return {
+    id: place,
+    tenantId: payload.tenantId,
+    aggregate,
+    aggregateId: payload.sourceId,
+    operation: 'UPSERT',
+    payload:
+      aggregate === 'ROUND'
+        ? { sessionId: payload.sessionId ?? '' }
+        : aggregate === 'CHUNK'
+          ? { documentId: payload.documentId ?? '' }
+          : {},
+  };
+}

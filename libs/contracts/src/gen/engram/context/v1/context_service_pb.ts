@@ -1289,6 +1289,9 @@ export const ContextService: GenService<{
    * - NOT_FOUND: RESOURCE_NOT_FOUND (the session).
    * - PERMISSION_DENIED: SCOPE_NOT_ALLOWED (`knowledge.filter` asks for PLATFORM scope without
    *   the `platform` role, or for an org the caller is not a member of).
+   * - RESOURCE_EXHAUSTED `OVERLOADED`: the process (or retrieval, for the knowledge layer's
+   *   Search; then the domain is `engram.retrieval`) is at its admission limit; the call did not
+   *   complete, and the status carries a `google.rpc.RetryInfo` with the expected wait.
    *
    * @generated from rpc engram.context.v1.ContextService.BuildContext
    */

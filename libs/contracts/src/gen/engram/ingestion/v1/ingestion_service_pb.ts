@@ -2021,6 +2021,9 @@ export const IngestionService: GenService<{
    * - RESOURCE_EXHAUSTED `RATE_LIMITED`: the caller (tenant and subject) has too many appends in
    *   flight or made too many in the last minute; the status carries a `google.rpc.RetryInfo`
    *   with the delay to wait.
+   * - RESOURCE_EXHAUSTED `OVERLOADED`: the process is at its admission limit for AppendMessages
+   *   (all callers together); nothing was written, and the status carries a
+   *   `google.rpc.RetryInfo` with the expected wait.
    *
    * @generated from rpc engram.ingestion.v1.IngestionService.AppendMessages
    */

@@ -416,6 +416,9 @@ export const RetrievalService: GenService<{
    *   (with `allow_degraded` the search answers lexical-only instead, marked degraded); always
    *   when the source of truth or a service needed to read the items back (`mysql`, `sqlite`,
    *   `governance`, `ingestion`) is unreachable.
+   * - RESOURCE_EXHAUSTED `OVERLOADED`: the process is at its admission limit for Search (all
+   *   callers together); the call did not start, and the status carries a `google.rpc.RetryInfo`
+   *   with the expected wait.
    *
    * @generated from rpc engram.retrieval.v1.RetrievalService.Search
    */

@@ -1,0 +1,48 @@
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { ThreadedEmbedder, localEmbedder, resolveModelRoot, type LocalEmbedderRecipe } from '../src/index.js';
+
+const recipe: LocalEmbedderRecipe = { kind: 'bilingual', modelRoot: resolveModelRoot(undefined) };
+const texts = [
+  '我们明天去杭州看西湖的风景。',
+  'The quarterly budget review moves to Thursday afternoon.',
+  'Der schnelle braune Fuchs springt über den faulen Hund.',
+];
+
+describe('ThreadedEmbedder (the real local models on a worker thread)', () => {
+  const threaded = new ThreadedEmbedder(recipe);
+  const local = localEmbedder(recipe);
+  afterAll(async () => {
+    await threaded.close();
+    await local.close();
+  });
+
+  it('answers exactly what the same embedder answers on the main thread', async () => {
+    expect([threaded.model, threaded.dimensions]).toEqual([local.model, local.dimensions]);
+    const [off, on] = await Promise.all([threaded.embed(texts, 'document'), local.embed(texts, 'document')]);
+    expect(off.vectors.map((v) => Array.from(v))).toEqual(on.vectors.map((v) => Array.from(v)));
+    expect(off.truncated).toEqual(on.truncated);
+    const query = await threaded.embed(['西湖'], 'query');
+    expect(Array.from(query.vectors[0]!)).toEqual(
+      Array.from((await local.embed(['西湖'], 'query')).vectors[0]!),
+    );
+  });
+
+  it('passes the model’s errors on with their code and reason, and rejects an aborted call', async () => {
+    await expect(threaded.embed([''], 'document')).rejects.toMatchObject({ reason: 'FIELD_INVALID' });
+    const controller = new AbortController();
+    const call = threaded.embed(texts, 'document', { signal: controller.signal });
+    controller.abort(new Error('stop'));
+    await expect(call).rejects.toThrow('stop');
+    // The thread goes on serving.
+    expect((await threaded.embed(['again'], 'document')).vectors).toHaveLength(1);
+  });
+
+  it('refuses calls after close', async () => {
+    const other = new ThreadedEmbedder({ kind: 'local', modelRoot: resolveModelRoot(undefined) });
+    expect((await other.embed(['hello'], 'document')).vectors[0]).toHaveLength(other.dimensions);
+    await other.close();
+    await expect(other.embed(['hello'], 'document')).rejects.toMatchObject({
+      reason: 'DEPENDENCY_UNAVAILABLE',
+    });
+  });
+});
