@@ -221,11 +221,6 @@ export class CollectionState implements PayloadColumns {
     return this.live;
   }
 
-  /** Live points without a dense vector. */
-  get pendingSize(): number {
-    return this.livePending;
-  }
-
   code(value: string): number {
     return this.dictionary.get(value) ?? UNKNOWN;
   }

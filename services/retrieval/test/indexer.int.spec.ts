@@ -25,7 +25,7 @@ import {
   type VectorIndex,
   type VectorStore,
 } from '@engram/vector-index';
-import { newDocument, randomHash } from '../../../libs/store/test/fixtures.js';
+import { newDocument, newMemory, randomHash } from '../../../libs/store/test/fixtures.js';
 import { dialects } from '../../../libs/store/test/harness.js';
 import { LIVE_ALIAS, ensureLiveIndex, indexSpec } from '../src/indexer/collections.js';
 import { Indexer } from '../src/indexer/indexer.js';
@@ -113,22 +113,7 @@ describe.each(stacks)('the indexer on $name', ({ open }) => {
     inTransaction(stack.store, (trx) =>
       memories.create(
         trx,
-        {
-          tenantId,
-          ownerId,
-          orgId: '',
-          scope: 'SELF',
-          type: 'FACT',
-          namespace: 'user_preference',
-          key: `k-${text.length}-${Math.random()}`,
-          text,
-          evergreen: false,
-          sourceKind: 'EXPLICIT_USER_STATEMENT',
-          confidence: 0.9,
-          evidence: { messageIds: [], chunkIds: [] },
-          languageCode: 'zh',
-          metadata: {},
-        },
+        newMemory(text, { tenantId, ownerId, key: `k-${text.length}-${Math.random()}`, languageCode: 'zh' }),
         { action: 'CREATE', actorKind: 'USER', actorId: ownerId },
       ),
     );
