@@ -72,6 +72,7 @@ export {
   type Reason,
 } from '@engram/errors';
 export { HealthRegistry, ServingStatus, createHealthService } from './health.js';
+export { matchRoute, type HttpCaller, type HttpRoute } from './http-routes.js';
 export { createServerInterceptor } from './interceptors.js';
 export { createLogger, type Logger } from '@engram/telemetry';
 export { startMetricsServer, type MetricsServer } from './metrics-server.js';
@@ -122,6 +123,7 @@ export {
 export { Worker, type PassOutcome, type WorkerOptions } from './worker.js';
 export {
   moduleContext,
+  moduleHttpRoutes,
   moduleRegistrations,
   networkPeers,
   peerClient,

@@ -2,6 +2,7 @@ import type { DescService } from '@bufbuild/protobuf';
 import type { Client, ServiceImpl, Transport } from '@connectrpc/connect';
 import type { Logger, ServiceMetrics } from '@engram/telemetry';
 import { createNetworkTransport, serviceClient } from './clients.js';
+import type { HttpRoute } from './http-routes.js';
 import { registration, type ServiceRegistration } from './server.js';
 import type { ServiceCredentials } from './service-credentials.js';
 import type { Worker } from './worker.js';
@@ -19,6 +20,8 @@ export interface ServiceModule<S extends DescService = DescService> {
   readonly workers: readonly Worker[];
   /** Waits for work the handlers started outside any worker (extraction jobs in flight). */
   readonly stop?: () => Promise<void>;
+  /** Plain HTTP routes the module serves beside its RPCs (context: the gateway's `/v1/` and `/mcp`). */
+  readonly httpRoutes?: readonly HttpRoute[];
 }
 
 /** Binds a descriptor, its complete implementation and its workers into a {@link ServiceModule}. */
@@ -72,6 +75,11 @@ export function networkPeers(urls: Readonly<Record<string, string>>): (service: 
     }
     return transport;
   };
+}
+
+/** The HTTP routes of composed modules. */
+export function moduleHttpRoutes(modules: readonly ServiceModule[]): HttpRoute[] {
+  return modules.flatMap((m) => m.httpRoutes ?? []);
 }
 
 /** The registrations of composed modules (what the server routes). */

@@ -15,7 +15,13 @@ import { createAuthenticator } from './auth.js';
 import { createInProcessTransport } from './clients.js';
 import { authConfigFromEnv, limitsFromEnv, metricsPortFromEnv, type ServerEnv } from './config.js';
 import { startMetricsServer, type MetricsServer } from './metrics-server.js';
-import { moduleRegistrations, startModules, stopModules, type ServiceModule } from './module.js';
+import {
+  moduleHttpRoutes,
+  moduleRegistrations,
+  startModules,
+  stopModules,
+  type ServiceModule,
+} from './module.js';
 import { exitOnSignals, startServer, type EngramServer, type RoutingOptions } from './server.js';
 import {
   serviceSigningKey,
@@ -127,6 +133,7 @@ export async function serve(options: ServeOptions): Promise<{ server: EngramServ
       host: env.ENGRAM_HOST,
       port: options.port,
       shutdownGraceMs: env.ENGRAM_SHUTDOWN_GRACE_MS,
+      httpRoutes: moduleHttpRoutes(modules),
     });
   } catch (error) {
     serviceMetrics.dispose();

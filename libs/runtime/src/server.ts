@@ -1,5 +1,7 @@
 import { setMaxListeners } from 'node:events';
+import * as http from 'node:http';
 import * as http2 from 'node:http2';
+import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { DescService } from '@bufbuild/protobuf';
 import {
@@ -17,6 +19,7 @@ import type { Logger, RpcMetrics } from '@engram/telemetry';
 import type { Authenticator } from './auth.js';
 import type { ServerLimits } from './config.js';
 import { HealthRegistry, ServingStatus, createHealthService } from './health.js';
+import { checkRoutes, matchRoute, serveRoute, type HttpRoute } from './http-routes.js';
 import { createServerInterceptor } from './interceptors.js';
 import { createReflectionService } from './reflection.js';
 
@@ -88,6 +91,8 @@ export interface ServerOptions extends RoutingOptions {
   readonly port: number;
   /** How long in-flight calls may run after SIGTERM before they are cancelled, ms. */
   readonly shutdownGraceMs: number;
+  /** Plain HTTP routes beside the RPCs (the gateway's `/v1/` and `/mcp`), HTTP/1.1 and HTTP/2. */
+  readonly httpRoutes?: readonly HttpRoute[];
 }
 
 /** A running server. */
@@ -108,11 +113,18 @@ export interface EngramServer {
 }
 
 /**
- * Serves gRPC, gRPC-Web and Connect on one HTTP/2 (cleartext, prior knowledge) port, with
- * `grpc.health.v1` and reflection. Every service starts SERVING.
+ * Serves gRPC, gRPC-Web and Connect on one cleartext port, with `grpc.health.v1` and reflection,
+ * and the plain HTTP routes of `httpRoutes`. The port speaks both HTTP/2 with prior knowledge (gRPC
+ * clients) and HTTP/1.1 (browsers, OpenAI and MCP clients, curl): each connection is routed by its
+ * first bytes, the HTTP/2 preface starting with `PRI` (decision 0035). Over HTTP/1.1 the RPCs
+ * answer the Connect and gRPC-Web protocols (gRPC itself needs HTTP/2). Every service starts
+ * SERVING.
  */
 export async function startServer(options: ServerOptions): Promise<EngramServer> {
   const health = new HealthRegistry();
+  const routes = options.httpRoutes ?? [];
+  checkRoutes(routes);
+  const routeServing = { authenticate: options.authenticate, logger: options.logger };
   const shutdownController = new AbortController();
   // Every call in flight links its own signal to this one: many concurrent calls are normal.
   setMaxListeners(0, shutdownController.signal);
@@ -127,7 +139,7 @@ export async function startServer(options: ServerOptions): Promise<EngramServer>
   // Responses in flight, so that shutdown drains calls rather than waiting for clients to hang
   // up. A call is over once its handler has ended the response (`writableEnded`), even if the
   // client is still sending an oversized request it will never finish.
-  const active = new Set<http2.Http2ServerResponse>();
+  const active = new Set<{ readonly writableEnded: boolean }>();
   const streamingInput = new Set(
     options.services.flatMap(({ service }) =>
       service.methods
@@ -135,9 +147,20 @@ export async function startServer(options: ServerOptions): Promise<EngramServer>
         .map((m) => `/${service.typeName}/${m.name}`),
     ),
   );
-  const server = http2.createServer({}, (req, res) => {
+  const h2 = http2.createServer({}, (req, res) => {
     active.add(res);
     req.stream.once('close', () => active.delete(res));
+    const route = matchRoute(routes, req.url);
+    if (route !== undefined) {
+      // The compatibility API implements the surface the routes use (headers, body, writeHead, end).
+      void serveRoute(
+        route,
+        req as unknown as http.IncomingMessage,
+        res as unknown as http.ServerResponse,
+        routeServing,
+      );
+      return;
+    }
     // A client stream may pause between messages: its early answer goes out at once.
     if (streamingInput.has(req.url.split('?')[0] ?? '')) {
       req.stream.once('finish', () => {
@@ -147,9 +170,26 @@ export async function startServer(options: ServerOptions): Promise<EngramServer>
     describeEarlyErrors(req, res);
     handler(req, res);
   });
-  const callsDone = () => [...active].every((res) => res.writableEnded);
+  const h1 = http.createServer({}, (req, res) => {
+    active.add(res);
+    res.once('close', () => active.delete(res));
+    const route = matchRoute(routes, req.url ?? '');
+    if (route !== undefined) void serveRoute(route, req, res, routeServing);
+    else handler(req, res);
+  });
+  // Its request, header and keep-alive timeouts are checked by a timer that starts on 'listening':
+  // the socket is the outer server's, so start it by hand (stopped by `close` at shutdown).
+  h1.emit('listening');
+  h1.on('clientError', (error, socket) => {
+    options.logger.debug({ err: loggableError(error) }, 'http/1.1 client error');
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
+    else socket.destroy();
+  });
+  const server = net.createServer((socket) => {
+    routeConnection(socket, h1, h2);
+  });
   const sessions = new Set<http2.ServerHttp2Session>();
-  server.on('session', (session) => {
+  h2.on('session', (session) => {
     sessions.add(session);
     session.on('close', () => sessions.delete(session));
     // A broken connection is the client's problem, not a reason to crash the process.
@@ -157,6 +197,7 @@ export async function startServer(options: ServerOptions): Promise<EngramServer>
       options.logger.debug({ err: loggableError(error) }, 'http2 session error');
     });
   });
+  const callsDone = () => [...active].every((res) => res.writableEnded);
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -178,8 +219,10 @@ export async function startServer(options: ServerOptions): Promise<EngramServer>
           resolve();
         }),
       );
-      // GOAWAY: clients open no new streams here; in-flight calls go on.
+      // GOAWAY: clients open no new streams here; in-flight calls go on. HTTP/1.1 connections
+      // close once idle (a response in flight finishes first).
       for (const session of sessions) session.close();
+      h1.closeIdleConnections();
       const drained = new Promise<'drained'>((resolve) => {
         const poll = setInterval(() => {
           if (callsDone()) {
@@ -208,12 +251,40 @@ export async function startServer(options: ServerOptions): Promise<EngramServer>
         await Promise.race([drained, new Promise((resolve) => setTimeout(resolve, 200))]);
       }
       for (const session of sessions) session.destroy();
+      h1.closeAllConnections();
+      h1.close();
       await closed;
     })();
     return closing;
   };
 
   return { host: options.host, port, url: `http://${options.host}:${port}`, health, shutdown };
+}
+
+/** Bytes that tell the two protocols apart: HTTP/2's preface starts `PRI`, no HTTP/1.1 method does. */
+const PREFACE_PEEK = 3;
+
+/**
+ * Hands a new connection to the HTTP/2 or the HTTP/1.1 server by its first bytes, which are read
+ * and put back (`unshift`) without switching the socket to flowing mode, so that either server
+ * reads them again (an HTTP/2 session takes over a paused socket's buffered bytes; a flowing one
+ * would lose them). A connection that closes or fails before sending anything is dropped.
+ */
+function routeConnection(socket: net.Socket, h1: http.Server, h2: http2.Http2Server): void {
+  const dropOnError = () => socket.destroy();
+  socket.on('error', dropOnError);
+  const peek = () => {
+    const head = socket.read(PREFACE_PEEK) as Buffer | null;
+    if (head === null) {
+      // Not enough yet: wait for more, or for the end (when `read` returns what is left).
+      if (!socket.readableEnded && !socket.destroyed) socket.once('readable', peek);
+      return;
+    }
+    socket.off('error', dropOnError);
+    socket.unshift(head);
+    (head.toString('latin1') === 'PRI' ? h2 : h1).emit('connection', socket);
+  };
+  peek();
 }
 
 /**

@@ -1,3 +1,4 @@
+import { ContextService } from '@engram/contracts/context';
 import { GovernanceService } from '@engram/contracts/governance';
 import { IngestionService } from '@engram/contracts/ingestion';
 import { RetrievalService } from '@engram/contracts/retrieval';
@@ -32,7 +33,15 @@ export function createContextServer(
     name: 'context',
     env: config,
     port: config.ENGRAM_PORT,
-    modules: (logger, serving) => [contextModule(resources, moduleContext(logger, serving, peers))],
+    modules: (logger, serving) => [
+      // The gateway routes (`/v1/`, `/mcp`) call this process's own ContextService in-process.
+      contextModule(
+        resources,
+        moduleContext(logger, serving, (service) =>
+          service.typeName === ContextService.typeName ? serving.localTransport : peers(service),
+        ),
+      ),
+    ],
     onShutdown: () => resources.close(),
     ...options,
   });
