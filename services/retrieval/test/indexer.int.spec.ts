@@ -523,6 +523,38 @@ describe.each(stacks)('the indexer on $name', ({ open }) => {
       expect(await index.countPendingDense()).toBe(0);
     });
 
+    it('embeds nothing while an outbox loop has a backlog: the lexical batches get the cores first', async () => {
+      const texts = Array.from({ length: 7 }, (_, i) => `积压测试第${i}段：关于第${i}座灯塔的笔记`);
+      const { chunks } = await addDocument(texts);
+      const chunkIds = chunks.map((c) => pointId('CHUNK', c.id));
+      let lexicalAtFirstEmbedding: number | undefined;
+      const writer = indexer({
+        batchSize: 2,
+        idleMs: 10,
+        denseYieldMaxMs: 600_000,
+        embedder: withHook(async () => {
+          lexicalAtFirstEmbedding ??= (await index.fetch(chunkIds)).length;
+        }),
+      });
+      writer.bulkWorker.start();
+      writer.denseWorker.start();
+      try {
+        while (
+          (await index.countPendingDense()) > 0 ||
+          (await index.fetch(chunkIds)).length < chunkIds.length
+        ) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      } finally {
+        await writer.bulkWorker.stop();
+        await writer.denseWorker.stop();
+      }
+      // Four passes of two rows each: the dense stage started only after the last one.
+      expect(lexicalAtFirstEmbedding).toBe(chunkIds.length);
+      const done = await index.fetch(chunkIds, { withVectors: true });
+      expect(done.every((p) => p.dense !== undefined)).toBe(true);
+    });
+
     it('embeds rounds and memories before older document chunks', async () => {
       const { chunks } = await addDocument([
         '第一段：关于火山的笔记',

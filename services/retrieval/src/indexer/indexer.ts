@@ -26,6 +26,11 @@ export interface IndexerDeps {
   readonly batchSize?: number;
   /** Pending points the dense stage embeds per pass. Default 32. */
   readonly denseBatchSize?: number;
+  /**
+   * How long the dense stage waits at most, at a time, while an outbox loop has a backlog, ms.
+   * Default {@link DENSE_YIELD_MAX_MS}.
+   */
+  readonly denseYieldMaxMs?: number;
   /** How long a leased batch stays invisible to other indexers, ms. Default 30 s. */
   readonly leaseMs?: number;
   /** The workers' pause when there is nothing to do, ms. Default 200. */
@@ -83,6 +88,15 @@ const DENSE_PRIORITY: readonly (readonly ItemKind[])[] = [['ROUND', 'MEMORY'], [
 /** The last pending mark this process gave (shared by every indexer of the process). */
 let lastMark = 0;
 
+/**
+ * While an outbox loop has a backlog (its last pass leased a full batch), the dense stage waits,
+ * at most this long at a time before it runs one pass anyway (so conversational rows still get
+ * their vectors during a long bulk backlog). The two stages share the machine's cores: embedding
+ * beside a document's lexical batches cut them from ~2,100 to ~430 chunks/s (docs/benchmarks.md,
+ * issue 19 freshness).
+ */
+const DENSE_YIELD_MAX_MS = 5_000;
+
 /** Runs async sections one at a time, in call order. */
 class WriteLock {
   #tail: Promise<unknown> = Promise.resolve();
@@ -126,6 +140,10 @@ export class Indexer {
   readonly #planner: ChangePlanner;
   readonly #lock = new WriteLock();
   readonly #lexicalFirst: boolean;
+  /** The outbox classes whose last pass leased a full batch (more is waiting). */
+  readonly #backlogged = new Set<OutboxClass | 'all'>();
+  /** Since when the dense stage has been yielding to a backlog (undefined: not yielding). */
+  #yieldingSince: number | undefined;
 
   constructor(deps: IndexerDeps) {
     this.#deps = deps;
@@ -146,6 +164,7 @@ export class Indexer {
     );
     this.denseWorker = loop('dense-indexer', async () => {
       if (this.#deps.paused?.() === true) return {};
+      if (this.#yieldToLexical()) return {};
       const pass = await this.runDenseOnce();
       return { more: pass.pending >= (this.#deps.denseBatchSize ?? 32) };
     });
@@ -159,13 +178,39 @@ export class Indexer {
   }
 
   /**
+   * Whether the dense stage skips this pass: an outbox loop has a backlog and the stage has not
+   * yet waited {@link DENSE_YIELD_MAX_MS} for it (after which it runs one pass and waits again).
+   */
+  #yieldToLexical(now = Date.now()): boolean {
+    if (this.#backlogged.size === 0) {
+      this.#yieldingSince = undefined;
+      return false;
+    }
+    this.#yieldingSince ??= now;
+    if (now - this.#yieldingSince < (this.#deps.denseYieldMaxMs ?? DENSE_YIELD_MAX_MS)) return true;
+    this.#yieldingSince = now;
+    return false;
+  }
+
+  #batchSize(): number {
+    return this.#deps.batchSize ?? (this.#lexicalFirst ? 128 : 32);
+  }
+
+  /**
    * Leases one batch (of one class of rows, or conversational rows first and then bulk ones) and
    * processes it. Returns what it did (0 leased when nothing is due).
    */
   async runOnce(now = Date.now(), only?: OutboxClass): Promise<IndexerPass> {
-    const limit = this.#deps.batchSize ?? (this.#lexicalFirst ? 128 : 32);
+    const limit = this.#batchSize();
     const entries = await this.#outbox.lease(limit, this.#deps.leaseMs ?? 30_000, now, only);
-    if (entries.length === 0) return { leased: 0, processed: 0, failed: 0 };
+    // A full batch means more is waiting: the dense stage yields from now on (before any point
+    // of this batch is written); a partial one clears that once it has been written.
+    const backlog = only ?? 'all';
+    if (entries.length >= limit) this.#backlogged.add(backlog);
+    if (entries.length === 0) {
+      if (this.#backlogged.delete(backlog)) this.denseWorker.wake();
+      return { leased: 0, processed: 0, failed: 0 };
+    }
     const timing: DenseTiming = this.#lexicalFirst ? 'later' : 'now';
     const { done, failed } = await this.apply(entries, this.#deps.index, timing);
     const byId = new Map(entries.map((e) => [e.id, e]));
@@ -183,6 +228,7 @@ export class Indexer {
         'indexing failed for some outbox rows; they will be retried',
       );
     }
+    if (entries.length < limit) this.#backlogged.delete(backlog);
     if (timing === 'later' && done.length > 0) this.denseWorker.wake();
     return { leased: entries.length, processed: done.length, failed: failures.length };
   }
