@@ -2,7 +2,6 @@
  * Pure formatting helpers of the human output: no I/O, no colour decisions (the caller passes a
  * colour set), so they are unit-tested on their own.
  */
-import { extname } from 'node:path';
 import type { Timestamp } from '@bufbuild/protobuf/wkt';
 import Table from 'cli-table3';
 
@@ -45,19 +44,8 @@ export function formatBytes(bytes: number): string {
   return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
 }
 
-/** MIME types the server ingests, by file extension (lower-cased, with the dot). */
-export const MIME_TYPES: Readonly<Record<string, string>> = {
-  '.md': 'text/markdown',
-  '.markdown': 'text/markdown',
-  '.txt': 'text/plain',
-  '.html': 'text/html',
-  '.htm': 'text/html',
-};
-
-/** The MIME type of a file by its extension, or undefined for files the CLI skips. */
-export function mimeTypeOf(path: string): string | undefined {
-  return MIME_TYPES[extname(path).toLowerCase()];
-}
+/** MIME types by file extension: the gateway's, shared with the MCP server's `ingest_document`. */
+export { MIME_TYPES, mimeTypeOf } from '@engram/gateway';
 
 /**
  * A resource name under `collection`: `abc` → `sessions/abc`, `sessions/abc` unchanged. Lets
@@ -119,18 +107,5 @@ export function* parts(content: Uint8Array, size: number): Generator<Uint8Array>
   }
 }
 
-/** The content of a memory or candidate in one line: `namespace/key = {json}` for a FACT, else its text. */
-export function memoryContent(memory: {
-  readonly namespace: string;
-  readonly key: string;
-  readonly value?: Readonly<Record<string, unknown>> | undefined;
-  readonly text: string;
-}): string {
-  if (memory.key !== '' || memory.namespace !== '') {
-    // The value says it; the text is a paraphrase of it.
-    if (memory.value !== undefined)
-      return `${memory.namespace}/${memory.key} = ${JSON.stringify(memory.value)}`;
-    return `${memory.namespace}/${memory.key}${memory.text === '' ? '' : `: ${memory.text}`}`;
-  }
-  return memory.text;
-}
+/** The content of a memory or candidate in one line: the gateway's, shared with the MCP tools. */
+export { memoryContent } from '@engram/gateway';

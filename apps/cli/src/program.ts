@@ -6,6 +6,7 @@ import { registerChat } from './commands/chat.js';
 import { registerContext } from './commands/context.js';
 import { registerForgetUser } from './commands/forget-user.js';
 import { registerIngest } from './commands/ingest.js';
+import { registerMcp } from './commands/mcp.js';
 import { registerMemories } from './commands/memories.js';
 import { registerRemember } from './commands/remember.js';
 import { registerSearch } from './commands/search.js';
@@ -65,6 +66,7 @@ export function createProgram(io: CliRuntime): Command {
   registerForgetUser(program, io);
   registerToken(program, io);
   registerStatus(program, io);
+  registerMcp(program, io);
   return program;
 }
 

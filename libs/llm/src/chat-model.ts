@@ -161,3 +161,23 @@ export interface StreamingChatModel {
    */
   streamChat(request: StreamChatRequest): AsyncIterable<ChatStreamEvent>;
 }
+
+/** A model the endpoint serves, as its `GET /models` lists it. */
+export interface UpstreamModel {
+  readonly id: string;
+  /** Unix seconds; 0 when the endpoint does not say. */
+  readonly created: number;
+  /** '' when the endpoint does not say. */
+  readonly ownedBy: string;
+}
+
+/** The models an endpoint serves (the OpenAI-compatible proxy's `GET /v1/models`). */
+export interface ModelCatalog {
+  /**
+   * The endpoint's models (`GET /models`, every page), or `undefined` when the endpoint has no
+   * such route (404, 405 or 501: not every compatible server lists its models). Rejects with
+   * `signal.reason` when aborted and with UNAVAILABLE `DEPENDENCY_UNAVAILABLE` (`dependency:
+   * model`) for any other failure. Not retried.
+   */
+  listModels(signal?: AbortSignal): Promise<readonly UpstreamModel[] | undefined>;
+}

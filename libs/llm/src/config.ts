@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
 import { ConfigError, envInt, envString } from '@engram/config';
 import type { Logger } from '@engram/telemetry';
-import type { ChatModel, StreamingChatModel } from './chat-model.js';
+import type { ChatModel, ModelCatalog, StreamingChatModel } from './chat-model.js';
 import { OpenAIChatModel } from './openai-chat-model.js';
 
 const httpUrl = envString().refine(
@@ -41,7 +41,7 @@ export type LlmEnv = z.output<z.ZodObject<typeof llmEnvShape>>;
 export function chatModelFromEnv(
   env: LlmEnv,
   options: { logger?: Logger } = {},
-): (ChatModel & StreamingChatModel) | undefined {
+): (ChatModel & StreamingChatModel & ModelCatalog) | undefined {
   const baseURL = env.ENGRAM_LLM_BASE_URL;
   const model = env.ENGRAM_LLM_MODEL;
   if (baseURL === undefined && model === undefined) return undefined;

@@ -17,8 +17,10 @@ export type {
   ChatUsage,
   JsonCompletion,
   JsonCompletionRequest,
+  ModelCatalog,
   StreamChatRequest,
   StreamingChatModel,
+  UpstreamModel,
 } from './chat-model.js';
 export { chatModelFromEnv, llmEnvShape, type LlmEnv } from './config.js';
 export { MODEL_DEPENDENCY, isModelOutputInvalid, modelOutputInvalid } from './errors.js';

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import OpenAI from 'openai';
+import OpenAI, { APIError } from 'openai';
 import type {
   ChatCompletion,
   ChatCompletionChunk,
@@ -18,8 +18,10 @@ import type {
   ChatToolCall,
   JsonCompletion,
   JsonCompletionRequest,
+  ModelCatalog,
   StreamChatRequest,
   StreamingChatModel,
+  UpstreamModel,
 } from './chat-model.js';
 import { MODEL_DEPENDENCY, modelOutputInvalid } from './errors.js';
 import {
@@ -152,7 +154,7 @@ function stripFence(content: string): string {
  * with the caller's signal and caps the server's delay. Invalid answers are retried separately
  * (see {@link ChatModel.completeJson}), each retry carrying the rejected answer and its error.
  */
-export class OpenAIChatModel implements ChatModel, StreamingChatModel {
+export class OpenAIChatModel implements ChatModel, StreamingChatModel, ModelCatalog {
   readonly model: string;
   private readonly outputTokensParameter: 'max_tokens' | 'max_completion_tokens';
   private readonly client: OpenAI;
@@ -179,6 +181,25 @@ export class OpenAIChatModel implements ChatModel, StreamingChatModel {
       // Timeouts are ours (see request); the client's own would only be a backstop.
       timeout: this.timeoutMs + 1_000,
     });
+  }
+
+  async listModels(signal?: AbortSignal): Promise<readonly UpstreamModel[] | undefined> {
+    signal?.throwIfAborted();
+    try {
+      const models: UpstreamModel[] = [];
+      for await (const model of this.client.models.list({ signal, timeout: this.timeoutMs })) {
+        // Compatible servers do not all send `created` and `owned_by`.
+        const { created, owned_by: ownedBy } = model as Partial<typeof model>;
+        models.push({ id: model.id, created: created ?? 0, ownedBy: ownedBy ?? '' });
+      }
+      return models;
+    } catch (error) {
+      if (signal?.aborted === true) throw signal.reason;
+      if (error instanceof APIError && [404, 405, 501].includes(Number(error.status))) return undefined;
+      throw errors.unavailable(MODEL_DEPENDENCY, `listing the models failed: ${describeOpenAIError(error)}`, {
+        cause: error,
+      });
+    }
   }
 
   async completeJson<T>(request: JsonCompletionRequest<T>): Promise<JsonCompletion<T>> {

@@ -15,6 +15,7 @@
  * (a usage chunk last when `stream_options.include_usage` is set). A streamed reply may carry tool
  * calls (sent as `tool_calls` fragments, arguments in pieces), pause between chunks
  * (`chunkDelayMs`, so a test can cancel mid-stream) or be cut off (`cutAfterChunks`).
+ * With `options.models`, `GET /v1/models` lists them (else 404, like a server without the route).
  * `server.aborted` counts replies whose connection the client closed before the reply ended;
  * `await server.settled()` first, since the close reaches the server a moment later.
  */
@@ -276,8 +277,23 @@ function waitOrClose(response: ServerResponse, ms: number): Promise<void> {
   });
 }
 
-/** Starts the server on 127.0.0.1 (a free port); every request is answered by `script`. */
-export async function startScriptedOpenAI(script: Script): Promise<ScriptedOpenAI> {
+/** Options of {@link startScriptedOpenAI}. */
+export interface ScriptedOpenAIOptions {
+  /**
+   * When set, `GET /v1/models` lists these model ids (owned by `scripted`, created at 0); when
+   * unset, it answers 404 like any other unknown route (a server that does not list its models).
+   */
+  readonly models?: readonly string[];
+}
+
+/**
+ * Starts the server on 127.0.0.1 (a free port); every chat-completions request is answered by
+ * `script`.
+ */
+export async function startScriptedOpenAI(
+  script: Script,
+  options: ScriptedOpenAIOptions = {},
+): Promise<ScriptedOpenAI> {
   const requests: RecordedRequest[] = [];
   const open = new Set<Promise<void>>();
   let aborted = 0;
@@ -303,6 +319,13 @@ export async function startScriptedOpenAI(script: Script): Promise<ScriptedOpenA
     void (async () => {
       const text = await readBody(request);
       const path = new URL(request.url ?? '/', 'http://localhost').pathname;
+      if (request.method === 'GET' && path === '/v1/models' && options.models !== undefined) {
+        sendJson(response, 200, {
+          object: 'list',
+          data: options.models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'scripted' })),
+        });
+        return;
+      }
       if (request.method !== 'POST' || path !== '/v1/chat/completions') {
         sendJson(response, 404, {
           error: { message: `scripted server: no route ${path}`, type: 'not_found' },

@@ -23,12 +23,20 @@ describe('matchRoute', () => {
 
 describe('checkRoutes', () => {
   it('refuses overlapping prefixes and prefixes that could shadow an RPC path', () => {
-    expect(() => checkRoutes([route('/v1/'), route('/v1/chat/')])).toThrow(/overlap/);
-    expect(() => checkRoutes([route('/mcp'), route('/mcp/')])).toThrow(/overlap/);
-    expect(() => checkRoutes([route('/engram.retrieval.v1.RetrievalService/')])).toThrow(
-      /lower-case segment/,
-    );
-    expect(() => checkRoutes([route('v1/')])).toThrow(/must start/);
-    expect(() => checkRoutes([route('/v1/'), route('/mcp')])).not.toThrow();
+    expect(() => {
+      checkRoutes([route('/v1/'), route('/v1/chat/')]);
+    }).toThrow(/overlap/);
+    expect(() => {
+      checkRoutes([route('/mcp'), route('/mcp/')]);
+    }).toThrow(/overlap/);
+    expect(() => {
+      checkRoutes([route('/engram.retrieval.v1.RetrievalService/')]);
+    }).toThrow(/lower-case segment/);
+    expect(() => {
+      checkRoutes([route('v1/')]);
+    }).toThrow(/must start/);
+    expect(() => {
+      checkRoutes([route('/v1/'), route('/mcp')]);
+    }).not.toThrow();
   });
 });

@@ -174,7 +174,9 @@ describe('HTTP routes', () => {
         stream.on('data', (chunk: Buffer) => {
           body += chunk.toString();
         });
-        stream.on('end', () => resolve({ status, body }));
+        stream.on('end', () => {
+          resolve({ status, body });
+        });
         stream.on('error', reject);
         stream.end('over h2');
       });
@@ -199,9 +201,9 @@ describe('shutdown with HTTP/1.1 connections', () => {
   it('lets a response in flight finish, then closes every connection', async () => {
     const slow = await fetch(`${server.url}/v1/slow`, { headers: { authorization } });
     expect(slow.status).toBe(200);
-    const reader = slow.body!.getReader();
+    const reader = (slow.body as ReadableStream<Uint8Array>).getReader();
     const first = await reader.read();
-    expect(Buffer.from(first.value!).toString()).toBe('first;');
+    expect(Buffer.from(first.value ?? new Uint8Array()).toString()).toBe('first;');
     // An idle keep-alive connection as well.
     await fetch(`${server.url}/v1/idle`, { headers: { authorization } }).then((r) => r.text());
     const stopped = server.shutdown();

@@ -77,6 +77,9 @@ export async function createAllInOneServer(
       store: isMysqlTarget(target) ? 'mysql' : target,
       migrationsApplied: migrations,
       try: `npx buf curl --protocol grpc --http2-prior-knowledge --list-methods ${server.url}`,
+      // Beside the RPCs on the same port (HTTP/1.1 too; decision 0035), with a bearer token.
+      openai: `${server.url}/v1`,
+      mcp: `${server.url}/mcp`,
     }),
     ...options,
   });

@@ -71,13 +71,15 @@ function unavailable(error: Error, strict: boolean): boolean {
  * Assembles the context of one turn (BuildContext; Chat's first step). Reads the session, its
  * state and tail, the evergreen facts and the knowledge concurrently, with the caller's
  * credential, then fills the layers. `defaultModel` is the tokenizer's model when the request
- * names none.
+ * names none; `renderUserMessage` false leaves the user message out of the messages (Chat's
+ * REPLY_AFTER_TOOLS: it is the session's newest USER turn already).
  */
 export async function buildContext(
   deps: ContextDeps,
   request: AssemblyRequest,
   ctx: HandlerContext,
   defaultModel: string | undefined,
+  { renderUserMessage = true }: { readonly renderUserMessage?: boolean } = {},
 ): Promise<BuiltContext> {
   const principal = requirePrincipal(ctx.values);
   const checked = checkAssemblyRequest(request, deps.settings);
@@ -103,6 +105,7 @@ export async function buildContext(
     sessionName: session.name,
     systemPrompt: checked.systemPrompt,
     userMessage: checked.userMessage,
+    renderUserMessage,
     tools: checked.tools,
     toolRendering: checked.toolRendering,
     keyPoints: state.keyPoints.map((k) => ({ id: k.id, text: k.text })),

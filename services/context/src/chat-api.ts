@@ -6,7 +6,7 @@ import {
   type ChatRequest,
   type ChatResponseSchema,
 } from '@engram/contracts/context';
-import { MessageRole, type MessageSchema } from '@engram/contracts/ingestion';
+import { MessageRole, type Message, type MessageSchema } from '@engram/contracts/ingestion';
 import type { ChatDoneEvent, ChatTurn, StreamingChatModel } from '@engram/llm';
 import { parseSessionName } from '@engram/resources';
 import { errors } from '@engram/runtime';
@@ -94,7 +94,13 @@ export function checkChatRequest(
   checkRequestId(request.requestId);
   const appendMode =
     request.appendMode === ChatAppendMode.UNSPECIFIED ? ChatAppendMode.BOTH : request.appendMode;
-  if (![ChatAppendMode.BOTH, ChatAppendMode.REPLY_ONLY, ChatAppendMode.NONE].includes(appendMode)) {
+  const known = [
+    ChatAppendMode.BOTH,
+    ChatAppendMode.REPLY_ONLY,
+    ChatAppendMode.NONE,
+    ChatAppendMode.REPLY_AFTER_TOOLS,
+  ];
+  if (!known.includes(appendMode)) {
     throw errors.fieldInvalid('append_mode', 'unknown value');
   }
   const policy = checkPolicy(request.compaction, 'compaction', settings);
@@ -127,6 +133,35 @@ function checkGeneration(request: ChatRequest, defaultMax: number) {
     ...(g?.topP !== undefined ? { topP: g.topP } : {}),
     ...(g !== undefined && g.stop.length > 0 ? { stop: g.stop } : {}),
   };
+}
+
+/** The parts of a stored message {@link toolContinuationProblem} looks at. */
+type StoredTurn = Pick<Message, 'role' | 'content' | 'toolCallId' | 'toolCalls'>;
+
+/**
+ * Why a session cannot take a REPLY_AFTER_TOOLS turn for `userMessage` (undefined when it can):
+ * `newestFirst` are its newest messages, newest first. It must end with one or more TOOL
+ * messages, each answering a tool call of the newest ASSISTANT message before them, and the
+ * newest USER message before that must be `userMessage`.
+ */
+export function toolContinuationProblem(
+  newestFirst: readonly StoredTurn[],
+  userMessage: string,
+): string | undefined {
+  const results = newestFirst.findIndex((m) => m.role !== MessageRole.TOOL);
+  if (results === 0 || newestFirst.length === 0) return 'the session’s newest message is not a tool result';
+  const assistant = results === -1 ? undefined : newestFirst[results];
+  if (assistant?.role !== MessageRole.ASSISTANT || assistant.toolCalls.length === 0) {
+    return 'the tool results do not follow an assistant message with tool calls';
+  }
+  const ids = new Set(assistant.toolCalls.map((c) => c.id));
+  if (newestFirst.slice(0, results).some((m) => !ids.has(m.toolCallId))) {
+    return 'a tool result does not answer a tool call of the newest assistant message';
+  }
+  const user = newestFirst.slice(results + 1).find((m) => m.role === MessageRole.USER);
+  if (user === undefined) return 'the session has no user message before the tool calls';
+  if (user.content !== userMessage) return 'user_message is not the session’s newest user message';
+  return undefined;
 }
 
 /** The assembled messages as chat-completions turns. */

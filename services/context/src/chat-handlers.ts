@@ -26,6 +26,7 @@ import {
   replayEvents,
   requireChatModel,
   storedChat,
+  toolContinuationProblem,
   turnMessages,
   type ChatEvent,
   type CheckedChat,
@@ -88,7 +89,9 @@ export class ChatHandlers implements Pick<Impl, 'chat'> {
     }
 
     const { modelName, generation } = checked;
-    const built = await buildContext(this.#deps, { ...request, model: modelName }, ctx, modelName);
+    const built = await buildContext(this.#deps, { ...request, model: modelName }, ctx, modelName, {
+      renderUserMessage: checked.appendMode !== ChatAppendMode.REPLY_AFTER_TOOLS,
+    });
     const { session } = built;
     await this.#checkAppendable(session, built, checked.appendMode, request.userMessage, ctx);
     const context: ContextAssembly = request.includeContextMessages
@@ -132,7 +135,10 @@ export class ChatHandlers implements Pick<Impl, 'chat'> {
     yield doneEvent(recorded, compactionStarted, false);
   }
 
-  /** A closed session takes no turn; REPLY_ONLY needs the user message to be the session's newest. */
+  /**
+   * A closed session takes no turn; REPLY_ONLY needs the user message to be the session's newest,
+   * REPLY_AFTER_TOOLS tool results of the newest assistant message's calls after it.
+   */
   async #checkAppendable(
     session: Session,
     built: BuiltContext,
@@ -143,9 +149,21 @@ export class ChatHandlers implements Pick<Impl, 'chat'> {
     if (appendMode !== ChatAppendMode.NONE && session.status === SessionStatus.CLOSED) {
       throw errors.failedPrecondition('SESSION_CLOSED', `${session.name} is closed`, { name: session.name });
     }
+    if (appendMode === ChatAppendMode.REPLY_AFTER_TOOLS) {
+      const problem = toolContinuationProblem(
+        await this.#newestMessages(session.name, 100, ctx),
+        userMessage,
+      );
+      if (problem !== undefined) {
+        throw errors.failedPrecondition('STATE_CONFLICT', `append_mode REPLY_AFTER_TOOLS: ${problem}`, {
+          name: session.name,
+        });
+      }
+      return;
+    }
     if (appendMode !== ChatAppendMode.REPLY_ONLY) return;
     // The tail ends at the newest message unless everything is compacted: then read that one.
-    const newest = built.tail.messages.at(-1) ?? (await this.#newestMessage(session.name, ctx));
+    const newest = built.tail.messages.at(-1) ?? (await this.#newestMessages(session.name, 1, ctx))[0];
     if (newest === undefined || newest.role !== MessageRole.USER || newest.content !== userMessage) {
       throw errors.failedPrecondition(
         'STATE_CONFLICT',
@@ -251,14 +269,14 @@ export class ChatHandlers implements Pick<Impl, 'chat'> {
     return true;
   }
 
-  /** The session's newest message, if any. */
-  async #newestMessage(sessionName: string, ctx: HandlerContext): Promise<Message | undefined> {
+  /** The session's newest `count` messages, newest first. */
+  async #newestMessages(sessionName: string, count: number, ctx: HandlerContext): Promise<Message[]> {
     try {
       const { messages } = await this.#deps.ingestion.listMessages(
-        { parent: sessionName, pageSize: 1, newestFirst: true },
+        { parent: sessionName, pageSize: count, newestFirst: true },
         forwardedCallOptions(ctx),
       );
-      return messages[0];
+      return messages;
     } catch (error) {
       throw dependencyFailure('ingestion', error);
     }

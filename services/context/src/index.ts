@@ -11,4 +11,5 @@ export {
 } from './config.js';
 export { openContextResources, type ContextResources, type ContextResourcesConfig } from './resources.js';
 export { contextModule } from './module.js';
+export { listChatModels } from './models.js';
 export { createContextServer } from './server.js';

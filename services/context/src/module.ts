@@ -3,9 +3,11 @@ import { ContextService } from '@engram/contracts/context';
 import { GovernanceService } from '@engram/contracts/governance';
 import { IngestionService } from '@engram/contracts/ingestion';
 import { RetrievalService } from '@engram/contracts/retrieval';
+import { mcpHttpHandler, openAiProxyHandler } from '@engram/gateway';
 import {
   admitted,
   peerClient,
+  type HttpRoute,
   processAdmission,
   serviceModule,
   type ModuleContext,
@@ -19,6 +21,7 @@ import { CompactionHandlers } from './compaction-handlers.js';
 import { Compactions } from './compactions.js';
 import type { ContextDeps } from './deps.js';
 import { EraseHandlers } from './erase-handlers.js';
+import { listChatModels } from './models.js';
 import type { ContextResources } from './resources.js';
 import { SessionLocks } from './session-locks.js';
 import { SessionStateHandlers } from './state-handlers.js';
@@ -64,5 +67,34 @@ export function contextModule(
     const gate = processAdmission(context.metrics, method, resources.buildContextAdmission);
     service.buildContext = admitted(gate, service.buildContext);
   }
-  return serviceModule(ContextService, service, [], () => background.settled());
+  return {
+    ...serviceModule(ContextService, service, [], () => background.settled()),
+    httpRoutes: gatewayRoutes(resources, context),
+  };
+}
+
+/**
+ * The gateway's HTTP routes, served beside the RPCs (decision 0035): the OpenAI-compatible proxy
+ * over `Chat` and MCP's Streamable HTTP endpoint. Both are adapters: every operation is an RPC of
+ * the four services made with the caller's own credential, through this module's transport
+ * (in-process in the all-in-one; the peers, and this process for ContextService, otherwise).
+ */
+function gatewayRoutes(resources: ContextResources, context: ModuleContext): HttpRoute[] {
+  return [
+    {
+      prefix: '/v1/',
+      handle: openAiProxyHandler({
+        transportFor: context.transport,
+        listModels: listChatModels(resources),
+        logger: context.logger.child({ component: 'openai-proxy' }),
+      }),
+    },
+    {
+      prefix: '/mcp',
+      handle: mcpHttpHandler({
+        transportFor: context.transport,
+        logger: context.logger.child({ component: 'mcp' }),
+      }),
+    },
+  ];
 }

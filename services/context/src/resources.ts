@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { LocalEmbedder, resolveModelRoot, type Embedder } from '@engram/embeddings';
-import { chatModelFromEnv, type ChatModel, type StreamingChatModel } from '@engram/llm';
+import { chatModelFromEnv, type ChatModel, type ModelCatalog, type StreamingChatModel } from '@engram/llm';
 import { loadTenantPolicies, type Logger, type ProcessAdmissionLimits } from '@engram/runtime';
 import { isMysqlTarget, openStore, storeTarget, type Store } from '@engram/store';
 import {
@@ -23,8 +23,8 @@ export interface ContextResources {
   /** Context's own connection to the source of truth (session states, request ids). */
   readonly store: Store;
   readonly settings: ContextSettings;
-  /** The configured chat model (compaction, Chat), if any. */
-  readonly chatModel?: ChatModel & StreamingChatModel;
+  /** The configured chat model (compaction, Chat, the proxy's model list), if any. */
+  readonly chatModel?: ChatModel & StreamingChatModel & ModelCatalog;
   /** The local embedding model, for offline compaction; called at first use. */
   readonly embedder: () => Embedder;
   /** The process admission of BuildContext (decision 0033); absent, BuildContext is not gated. */

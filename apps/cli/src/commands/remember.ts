@@ -1,5 +1,4 @@
 import { toJson } from '@bufbuild/protobuf';
-import { Code } from '@connectrpc/connect';
 import type { Command } from 'commander';
 import {
   DecisionOutcome,
@@ -12,49 +11,16 @@ import {
   type Decision,
   type ExtractionJob,
 } from '@engram/contracts/governance';
-import { MemCellStatus, MessageRole } from '@engram/contracts/ingestion';
+import { MemCellStatus } from '@engram/contracts/ingestion';
+import { rememberStatement } from '@engram/gateway';
 import { action } from '../actions.js';
-import type { Connection } from '../connection.js';
 import type { CliRuntime } from '../context.js';
 import { enumLabel, memoryContent, oneLine, renderTable } from '../format.js';
 import type { Output } from '../output.js';
-import { failedWith, localTimeZone } from './shared.js';
+import { localTimeZone } from './shared.js';
 
-/** The one session per user that `engram remember` writes to (by external id). */
-export const REMEMBER_SESSION_EXTERNAL_ID = 'engram-cli-remember';
-const EXTRACTION_WAIT_SECONDS = 60;
-
-/** Finds or creates the caller's remember session. */
-async function rememberSession(connection: Connection): Promise<string> {
-  const { sessions } = await connection.ingestion.listSessions({
-    externalId: REMEMBER_SESSION_EXTERNAL_ID,
-    pageSize: 1,
-  });
-  const existing = sessions[0];
-  if (existing !== undefined) return existing.name;
-  const timeZone = localTimeZone();
-  try {
-    const { session } = await connection.ingestion.createSession({
-      session: {
-        displayName: 'engram remember',
-        externalId: REMEMBER_SESSION_EXTERNAL_ID,
-        ...(timeZone === undefined ? {} : { timeZone }),
-      },
-    });
-    if (session === undefined) throw new Error('CreateSession answered without a session');
-    return session.name;
-  } catch (error) {
-    // Created meanwhile by a concurrent `engram remember`: use that one.
-    if (failedWith(error, Code.AlreadyExists)) {
-      const again = await connection.ingestion.listSessions({
-        externalId: REMEMBER_SESSION_EXTERNAL_ID,
-        pageSize: 1,
-      });
-      if (again.sessions[0] !== undefined) return again.sessions[0].name;
-    }
-    throw error;
-  }
-}
+/** The one session per user that `engram remember` writes to (by external id): the gateway's. */
+export { REMEMBER_SESSION_EXTERNAL_ID } from '@engram/gateway';
 
 /** One row per decision: outcome, rule, reason, content. */
 export function decisionRows(job: ExtractionJob): string[][] {
@@ -86,7 +52,7 @@ export function notableEvaluations(decision: Decision): string[] {
     );
 }
 
-function printJob(out: Output, job: ExtractionJob): void {
+function printJob(out: Output, job: ExtractionJob, waitSeconds: number): void {
   const { color } = out;
   const runs = job.extractorRuns
     .map(
@@ -101,7 +67,7 @@ function printJob(out: Output, job: ExtractionJob): void {
     out.line(color.red(`job error: ${job.error.message}`));
   if (job.state === ExtractionJobState.PENDING || job.state === ExtractionJobState.RUNNING) {
     out.line(
-      `still ${enumLabel(ExtractionJobState, job.state)} after ${EXTRACTION_WAIT_SECONDS}s; look later with \`engram memories list\``,
+      `still ${enumLabel(ExtractionJobState, job.state)} after ${waitSeconds}s; look later with \`engram memories list\``,
     );
     return;
   }
@@ -129,28 +95,15 @@ export function registerRemember(program: Command, io: CliRuntime): void {
     .action(
       action(io, async ({ out, connect, setExitCode }, _command, text) => {
         const connection = await connect();
-        const session = await rememberSession(connection);
-        const appended = await connection.ingestion.appendMessages({
-          parent: session,
-          messages: [{ role: MessageRole.USER, content: String(text) }],
+        // The RPC flow (session, append, flush, extraction) is the gateway's, shared with MCP's remember.
+        const outcome = await rememberStatement(connection, String(text), {
+          timeZone: localTimeZone(),
+          reason: 'engram remember',
         });
-        const stored = appended.messages[0];
+        const { session, memCell: cell, job } = outcome;
+        const stored = outcome.message;
         const storedContent = stored?.content ?? '';
-        const redacted = storedContent.includes('[redacted:');
-        const flushed = await connection.ingestion.flushSession(
-          {
-            name: session,
-            reason: 'engram remember',
-            waitForExtraction: true,
-            extractionWaitTimeout: { seconds: BigInt(EXTRACTION_WAIT_SECONDS) },
-          },
-          { timeoutMs: (EXTRACTION_WAIT_SECONDS + 15) * 1000 },
-        );
-        const cell = flushed.memCell;
-        let job: ExtractionJob | undefined;
-        if (cell !== undefined && cell.extractionJob !== '') {
-          job = (await connection.governance.getExtractionJob({ name: cell.extractionJob })).extractionJob;
-        }
+        const redacted = outcome.redacted;
         out.document({
           session,
           message: stored?.name ?? null,
@@ -179,7 +132,7 @@ export function registerRemember(program: Command, io: CliRuntime): void {
           if (cell.status === MemCellStatus.FAILED) setExitCode(1);
           return;
         }
-        printJob(out, job);
+        printJob(out, job, outcome.waitSeconds);
         if (job.state === ExtractionJobState.FAILED) setExitCode(1);
       }),
     );

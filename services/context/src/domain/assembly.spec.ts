@@ -672,6 +672,26 @@ describe('assemble: recent turns', () => {
     expectBalanced(a);
   });
 
+  it('ends with the tool results, without the user message, when it is not rendered (REPLY_AFTER_TOOLS)', () => {
+    const calls = [{ id: 'c1', name: 'weather', argumentsJson: '{"city":"Paris"}' }];
+    const turns = [
+      turn(1, 'USER', 'What next?'),
+      turn(2, 'ASSISTANT', '', { toolCalls: calls }),
+      turn(3, 'TOOL', 'Sunny', { toolCallId: 'c1', participantName: 'weather' }),
+    ];
+    const a = assemble(input({ turns, renderUserMessage: false }));
+    expect(a.messages.map((m) => [m.role, m.content])).toEqual([
+      ['USER', 'What next?'],
+      ['ASSISTANT', ''],
+      ['TOOL', 'Sunny'],
+    ]);
+    // The stored user turn is the question itself, not a duplicate of a rendered one.
+    expect(reasons(a, 'RECENT_TURNS').map((r) => r[1])).toEqual(['INCLUDED', 'INCLUDED', 'INCLUDED']);
+    expect(usage(a, 'USER_MESSAGE')).toMatchObject({ status: 'EMPTY', usedTokens: 0, itemsIncluded: 0 });
+    expect(traceOf(a, 'USER_MESSAGE')).toEqual([]);
+    expectBalanced(a);
+  });
+
   it('renders a tool result whose call message is not included as a system message', () => {
     const turns = [
       turn(1, 'ASSISTANT', 'x '.repeat(300), {

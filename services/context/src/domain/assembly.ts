@@ -503,7 +503,10 @@ function fillTurns(input: AssemblyInput, ctx: FillContext, tk: Tokenizer): Turns
   const maxCost = turns.map((t) => Math.max(...renderings(t).map((m) => tk.countMessage(m))));
   const newest = turns.length - 1;
   const last = turns[newest];
-  const duplicate = last?.role === 'USER' && last.content === input.userMessage ? newest : -1;
+  const duplicate =
+    input.renderUserMessage !== false && last?.role === 'USER' && last.content === input.userMessage
+      ? newest
+      : -1;
 
   const reasons = new Map<number, { reason: TraceReason; detail: string }>();
   let tailStart = duplicate === -1 ? turns.length : duplicate;
@@ -748,7 +751,8 @@ interface MandatoryParts {
   readonly promptTokens: number;
   /** The prompt followed by the separator before the sections. */
   readonly promptWithSeparatorTokens: number;
-  readonly userMessage: AssembledMessage;
+  /** Undefined when the user message is not rendered (`renderUserMessage` false). */
+  readonly userMessage: AssembledMessage | undefined;
   readonly userTokens: number;
   readonly pool: number;
 }
@@ -758,14 +762,11 @@ function mandatoryParts(input: AssemblyInput, sectionPossible: boolean, availabl
   const tk = input.tokenizer;
   const prompt = input.systemPrompt;
   const promptTokens = prompt === '' ? 0 : tk.count(prompt);
-  const userMessage: AssembledMessage = {
-    role: 'USER',
-    content: input.userMessage,
-    name: '',
-    toolCallId: '',
-    toolCalls: [],
-  };
-  const userTokens = tk.countMessage(userMessage);
+  const userMessage: AssembledMessage | undefined =
+    input.renderUserMessage === false
+      ? undefined
+      : { role: 'USER', content: input.userMessage, name: '', toolCallId: '', toolCalls: [] };
+  const userTokens = userMessage === undefined ? 0 : tk.countMessage(userMessage);
   const mandatory =
     (prompt === '' ? 0 : tk.tokensPerMessage + promptTokens) + userTokens + tk.replyPrimingTokens;
   if (mandatory > available) {
@@ -909,8 +910,10 @@ function render(input: AssemblyInput, mandatory: MandatoryParts, fills: LayerFil
     messages.push(fills.TOOLS.message);
     messageTokens.push(fills.TOOLS.used);
   }
-  messages.push(mandatory.userMessage);
-  messageTokens.push(mandatory.userTokens);
+  if (mandatory.userMessage !== undefined) {
+    messages.push(mandatory.userMessage);
+    messageTokens.push(mandatory.userTokens);
+  }
   return { messages, messageTokens, systemMessage, promptUsed };
 }
 
@@ -938,7 +941,8 @@ function layerUsages(
   });
   return LAYERS.map((layer) => {
     if (layer === 'SYSTEM_PROMPT') return mandatoryUsage(layer, promptUsed, mandatory.prompt !== '');
-    if (layer === 'USER_MESSAGE') return mandatoryUsage(layer, mandatory.userTokens, true);
+    if (layer === 'USER_MESSAGE')
+      return mandatoryUsage(layer, mandatory.userTokens, mandatory.userMessage !== undefined);
     const fill: LayerFill = fills[layer];
     const included = fill.trace.filter((t) => t.included).length;
     return {
@@ -963,7 +967,8 @@ function traceItems(mandatory: MandatoryParts, promptUsed: number, fills: LayerF
       if (mandatory.prompt !== '')
         items.push(trace(layer, 'SYSTEM_PROMPT', 'request/systemPrompt', promptUsed, 'INCLUDED'));
     } else if (layer === 'USER_MESSAGE') {
-      items.push(trace(layer, 'USER_MESSAGE', 'request/userMessage', mandatory.userTokens, 'INCLUDED'));
+      if (mandatory.userMessage !== undefined)
+        items.push(trace(layer, 'USER_MESSAGE', 'request/userMessage', mandatory.userTokens, 'INCLUDED'));
     } else items.push(...fills[layer].trace);
   }
   return items;

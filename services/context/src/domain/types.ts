@@ -177,6 +177,13 @@ export interface AssemblyInput {
   /** '' when the client gave none. */
   readonly systemPrompt: string;
   readonly userMessage: string;
+  /**
+   * Whether `userMessage` is rendered as the last message (default true). False for Chat's
+   * REPLY_AFTER_TOOLS: the user message is already the session's newest USER turn and the
+   * assembly ends with the turns (the tool results); it is then only the knowledge query, the
+   * USER_MESSAGE layer is EMPTY and no stored turn is dropped as its duplicate.
+   */
+  readonly renderUserMessage?: boolean;
   readonly tools: readonly ToolDescription[];
   readonly toolRendering: ToolRendering;
   readonly keyPoints: readonly StateItem[];
