@@ -206,6 +206,7 @@ export async function openRetrievalResources(
             logger: logger.child({ component: 'indexer' }),
             leaseMs: config.ENGRAM_INDEXER_LEASE_MS,
             lexicalFirst: config.ENGRAM_INDEX_LEXICAL_FIRST === 'on',
+            denseYieldMaxMs: config.ENGRAM_INDEX_DENSE_YIELD_MS,
             paused: () => live.stale,
           })
         : undefined;

@@ -27,8 +27,8 @@ export interface IndexerDeps {
   /** Pending points the dense stage embeds per pass. Default 32. */
   readonly denseBatchSize?: number;
   /**
-   * How long the dense stage waits at most, at a time, while an outbox loop has a backlog, ms.
-   * Default {@link DENSE_YIELD_MAX_MS}.
+   * How long the dense stage waits at most, at a time, while an outbox loop has a backlog, ms
+   * (`0`: never). Default {@link DENSE_YIELD_MAX_MS}.
    */
   readonly denseYieldMaxMs?: number;
   /** How long a leased batch stays invisible to other indexers, ms. Default 30 s. */
@@ -182,12 +182,13 @@ export class Indexer {
    * yet waited {@link DENSE_YIELD_MAX_MS} for it (after which it runs one pass and waits again).
    */
   #yieldToLexical(now = Date.now()): boolean {
-    if (this.#backlogged.size === 0) {
+    const maxMs = this.#deps.denseYieldMaxMs ?? DENSE_YIELD_MAX_MS;
+    if (this.#backlogged.size === 0 || maxMs === 0) {
       this.#yieldingSince = undefined;
       return false;
     }
     this.#yieldingSince ??= now;
-    if (now - this.#yieldingSince < (this.#deps.denseYieldMaxMs ?? DENSE_YIELD_MAX_MS)) return true;
+    if (now - this.#yieldingSince < maxMs) return true;
     this.#yieldingSince = now;
     return false;
   }
