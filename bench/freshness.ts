@@ -7,6 +7,7 @@
  *     [--appends 60] [--append-interval-ms 1000] [--document-append-interval-ms 5000] [--poll-ms 40]
  *     [--sample-chunks 32]
  *     [--max-wait-s 900] [--out bench/out/freshness.json] [--seed 42] [--log-level info]
+ *     [--service-env KEY=VALUE …]   (extra environment of the four services: a setting under test)
  *
  * 1. Appended-message freshness. One user appends user/assistant rounds (AppendMessages), one every
  *    --append-interval-ms, each user message carrying a marker never seen before (a word the
@@ -82,6 +83,8 @@ const { values: args } = parseArgs({
     out: { type: 'string', default: 'bench/out/freshness.json' },
     seed: { type: 'string', default: '42' },
     'log-level': { type: 'string', default: 'info' },
+    // KEY=VALUE, repeatable: extra environment of the four services (a setting under test).
+    'service-env': { type: 'string', multiple: true, default: [] },
   },
 });
 
@@ -111,10 +114,22 @@ const config = {
   sampleChunks: positiveInt('sample-chunks', args['sample-chunks'], 32),
   maxWaitS: positiveInt('max-wait-s', args['max-wait-s'], 900),
   seed: positiveInt('seed', args.seed, 42),
+  serviceEnv: parseServiceEnv(args['service-env']),
 };
 const outPath = resolve(repoRoot, args.out);
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
+
+/** `--service-env KEY=VALUE` (repeated) as an environment; a malformed entry is a usage error. */
+function parseServiceEnv(entries: readonly string[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const entry of entries) {
+    const match = /^([A-Z][A-Z0-9_]*)=(.*)$/.exec(entry);
+    if (match === null) throw new Error(`--service-env: expected KEY=VALUE, got "${entry}"`);
+    env[match[1]!] = match[2]!;
+  }
+  return env;
+}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const s2 = (ms: number | null | undefined) =>
   ms === null || ms === undefined ? '-' : `${(ms / 1000).toFixed(2)} s`;
@@ -378,6 +393,7 @@ async function main(): Promise<number> {
       vectors: config.vectors,
       logLevel: args['log-level'],
       logDir,
+      serviceEnv: config.serviceEnv,
     });
     const t0 = performance.now();
     const clock = clockFrom(t0);

@@ -56,6 +56,8 @@ export interface StackOptions {
    * Without it everything is fresh and removed at the end.
    */
   readonly persistDir?: string;
+  /** Extra environment of every service process (a setting under test, e.g. `ENGRAM_INDEX_DENSE_YIELD_MS`). */
+  readonly serviceEnv?: Readonly<Record<string, string>>;
 }
 
 export interface RunningService {
@@ -239,6 +241,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       ENGRAM_DATA_DIR: dataDir,
       ENGRAM_LOG_LEVEL: options.logLevel,
       ...(mysqlUrl !== undefined ? { MYSQL_URL: mysqlUrl } : {}),
+      ...options.serviceEnv,
     };
     const own: Record<Service, Record<string, string>> = {
       governance: { ENGRAM_INGESTION_URL: url('ingestion'), ENGRAM_CONTEXT_URL: url('context') },
