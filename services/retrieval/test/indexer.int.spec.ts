@@ -332,6 +332,45 @@ describe.each(stacks)('the indexer on $name', ({ open }) => {
     expect(await index.fetch([pointId('ROUND', user!.id)])).toEqual([]);
   });
 
+  it("removes a batch's points whose sources are gone in one index request", async () => {
+    const texts = ['批量删除一：红茶', '批量删除二：绿茶', '批量删除三：白茶'];
+    const added = [];
+    for (const text of texts) added.push(await addMemory(text));
+    await indexer().drain();
+    const ids = added.map((m) => pointId('MEMORY', m.id));
+    expect(await index.fetch(ids)).toHaveLength(3);
+    for (const memory of added) {
+      await inTransaction(stack.store, (trx) =>
+        memories.update(
+          trx,
+          tenantId,
+          memory.id,
+          1,
+          { status: 'DELETED' },
+          { action: 'DELETE', actorKind: 'USER', actorId: 'alice' },
+        ),
+      );
+    }
+    const deletions: (readonly string[])[] = [];
+    const counting = new Proxy(index, {
+      get(target, prop, receiver) {
+        if (prop === 'delete') {
+          const remove: VectorIndex['delete'] = (pointIds, options) => {
+            deletions.push(pointIds);
+            return target.delete(pointIds, options);
+          };
+          return remove;
+        }
+        const value: unknown = Reflect.get(target, prop, receiver);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    await indexer({ index: counting }).runOnce();
+    expect(deletions).toHaveLength(1);
+    expect([...deletions[0]!].sort()).toEqual([...ids].sort());
+    expect(await index.fetch(ids)).toEqual([]);
+  });
+
   it('replaces a question-only round when the reply arrives', async () => {
     const session = await addSession();
     const [user] = await append(session.id, [{ role: 'USER', content: 'What is the capital of France?' }]);

@@ -279,8 +279,19 @@ export class Indexer {
     } catch (error) {
       for (const change of upserted) failed.push({ change, error });
     }
+    // The batch's point deletions go out as one request: a document's chunk rows leased while it
+    // is still INGESTING are each a deletion, and one round trip per row held the lexical stage
+    // to a few hundred rows per second.
+    const deletions = actions.filter((a) => a.action.kind === 'delete');
+    const ids = deletions.flatMap(({ action }) => (action.kind === 'delete' ? action.ids : []));
+    try {
+      if (ids.length > 0) await index.delete([...new Set(ids)], { wait: true });
+      done.push(...deletions.map(({ change }) => change.id));
+    } catch (error) {
+      for (const { change } of deletions) failed.push({ change, error });
+    }
     for (const { change, action } of actions) {
-      if (action.kind === 'upsert') continue;
+      if (action.kind === 'upsert' || action.kind === 'delete') continue;
       try {
         if (action.kind === 'enqueue') {
           for (let i = 0; i < action.events.length; i += 500) {
@@ -288,8 +299,7 @@ export class Indexer {
               enqueueOutbox(trx, action.events.slice(i, i + 500)),
             );
           }
-        } else if (action.kind === 'delete') await index.delete(action.ids, { wait: true });
-        else await index.deleteByFilter(action.filter, { wait: true });
+        } else await index.deleteByFilter(action.filter, { wait: true });
         done.push(change.id);
       } catch (error) {
         failed.push({ change, error });
