@@ -433,7 +433,9 @@ export class MemoryRepository {
    */
   async list(viewer: Viewer, filter: MemoryFilter, page: PageRequest): Promise<Page<MemoryRecord>> {
     return keysetPage(this.store, page, {
-      query: { viewer, filter },
+      // The token belongs to the query, not to the instant: every page of a listing is read at its
+      // own `now` (with `now` in the fingerprint, every next page was refused as another query).
+      query: { viewer, filter: { ...filter, now: undefined } },
       rows: (db) =>
         withFilter(
           db

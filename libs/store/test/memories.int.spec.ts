@@ -274,8 +274,11 @@ describe.each(dialects)('MemoryRepository on $name', (dialect) => {
       }
       const seen: string[] = [];
       let token = '';
+      // Each page is read at its own instant, as the service does (its filter carries `now`).
+      let now = Date.now();
       do {
-        const page = await memories.list(viewer, {}, { pageSize: 2, pageToken: token });
+        now += 1_000;
+        const page = await memories.list(viewer, { now }, { pageSize: 2, pageToken: token });
         expect(page.items.length).toBeLessThanOrEqual(2);
         seen.push(...page.items.map((m) => m.id));
         token = page.nextPageToken;
