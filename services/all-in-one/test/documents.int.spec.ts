@@ -228,13 +228,15 @@ describe('document ingestion through gRPC on the embedded defaults', () => {
   });
 
   it('deletes a document with its chunks, and their points leave the index', async () => {
-    const deleted = await unary(
+    const deleted = await unary<{ name: string; chunksDeleted: number }>(
       ingestion,
       'DeleteDocument',
       { name: policy.name },
       { metadata: await as('alice') },
     );
     expect(deleted.error).toBeUndefined();
+    // The response names what went, as documented (it was once empty).
+    expect(deleted.response).toEqual({ name: policy.name, chunksDeleted: policy.chunkCount });
     const gone = await unary(
       ingestion,
       'GetDocument',

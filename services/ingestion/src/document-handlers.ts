@@ -408,10 +408,10 @@ export class DocumentHandlers implements Pick<
       request.etag === '' ? undefined : Number(/^"(\d+)"$/.exec(request.etag)?.[1] ?? Number.NaN);
     if (expected !== undefined && Number.isNaN(expected))
       throw errors.fieldInvalid('etag', 'not an etag of this document');
-    await inTransaction(this.#store, (trx) =>
+    const deleted = await inTransaction(this.#store, (trx) =>
       this.#documents.deleteDocument(trx, principal.tenantId, id, expected),
     );
-    return {};
+    return { name: `documents/${id}`, chunksDeleted: deleted.chunks };
   };
 
   readonly getChunk: Impl['getChunk'] = async (request, ctx) => {
