@@ -300,41 +300,40 @@ describe.each(dialects)('the context module on $name', (dialect) => {
     expect([response.lastSequence, response.stateVersion]).toEqual([2n, 0n]);
   });
 
-  it('BuildContext leaves the knowledge layer UNAVAILABLE when retrieval is down, and fails when strict', async () => {
-    const id = await newSession(store, peers, 'alice', 1);
-    peers.retrievalDown = true;
-    try {
-      const request = { session: `sessions/${id}`, userMessage: 'Anything?', budget: { totalTokens: 2_000 } };
-      const response = await client.buildContext(request, await as('alice'));
-      const knowledge = response.layers.find((u) => u.layer === ContextLayer.RETRIEVED_KNOWLEDGE);
-      expect([knowledge?.status, knowledge?.detail]).toEqual([
-        LayerStatus.UNAVAILABLE,
-        'retrieval unreachable',
-      ]);
-      const strict = await failure(client.buildContext({ ...request, strict: true }, await as('alice')));
-      expect(strict.code).toBe(Code.Unavailable);
-    } finally {
-      peers.retrievalDown = false;
-    }
-  });
-
-  it('BuildContext leaves the knowledge layer UNAVAILABLE when retrieval sheds the search (OVERLOADED), and fails when strict', async () => {
-    const id = await newSession(store, peers, 'alice', 1);
-    peers.retrievalOverloaded = true;
-    try {
-      const request = { session: `sessions/${id}`, userMessage: 'Anything?', budget: { totalTokens: 2_000 } };
-      const response = await client.buildContext(request, await as('alice'));
-      const knowledge = response.layers.find((u) => u.layer === ContextLayer.RETRIEVED_KNOWLEDGE);
-      expect([knowledge?.status, knowledge?.detail]).toEqual([
-        LayerStatus.UNAVAILABLE,
-        'retrieval overloaded',
-      ]);
-      const strict = await failure(client.buildContext({ ...request, strict: true }, await as('alice')));
-      expect([strict.code, reasonOf(strict)]).toEqual([Code.ResourceExhausted, 'OVERLOADED']);
-    } finally {
-      peers.retrievalOverloaded = false;
-    }
-  });
+  it.each([
+    {
+      when: 'retrieval is down',
+      fault: 'retrievalDown' as const,
+      detail: 'retrieval unreachable',
+      strict: [Code.Unavailable, 'DEPENDENCY_UNAVAILABLE'],
+    },
+    {
+      when: 'retrieval sheds the search (OVERLOADED)',
+      fault: 'retrievalOverloaded' as const,
+      detail: 'retrieval overloaded',
+      strict: [Code.ResourceExhausted, 'OVERLOADED'],
+    },
+  ])(
+    'BuildContext leaves the knowledge layer UNAVAILABLE when $when, and fails when strict',
+    async ({ fault, detail, strict }) => {
+      const id = await newSession(store, peers, 'alice', 1);
+      peers[fault] = true;
+      try {
+        const request = {
+          session: `sessions/${id}`,
+          userMessage: 'Anything?',
+          budget: { totalTokens: 2_000 },
+        };
+        const response = await client.buildContext(request, await as('alice'));
+        const knowledge = response.layers.find((u) => u.layer === ContextLayer.RETRIEVED_KNOWLEDGE);
+        expect([knowledge?.status, knowledge?.detail]).toEqual([LayerStatus.UNAVAILABLE, detail]);
+        const failed = await failure(client.buildContext({ ...request, strict: true }, await as('alice')));
+        expect([failed.code, reasonOf(failed)]).toEqual(strict);
+      } finally {
+        peers[fault] = false;
+      }
+    },
+  );
 
   it('session state: Update writes the masked fields under the etag, Get measures the tail, Delete needs the service role', async () => {
     const id = await newSession(store, peers, 'alice', 3);
