@@ -124,7 +124,7 @@ module.exports = {
     enhancedResolveOptions: {
       conditionNames: ['@engram/source', 'import', 'require', 'node', 'default'],
       exportsFields: ['exports'],
-      extensions: ['.ts', '.js', '.mjs', '.cjs', '.json'],
+      extensions: ['.ts', '.tsx', '.js', '.mjs', '.cjs', '.json'],
       mainFields: ['module', 'main', 'types'],
     },
   },

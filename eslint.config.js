@@ -2,6 +2,7 @@
 // dependency-cruiser (.dependency-cruiser.cjs); formatting by Prettier; import order here.
 import js from '@eslint/js';
 import { importX } from 'eslint-plugin-import-x';
+import reactHooks from 'eslint-plugin-react-hooks';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
@@ -49,6 +50,17 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'no-console': 'error',
       eqeqeq: ['error', 'always'],
+    },
+  },
+  {
+    // Engram Studio runs in the browser (React; apps/studio/tsconfig.json).
+    files: ['apps/studio/src/**/*.{ts,tsx}', 'apps/studio/vite.config.ts'],
+    plugins: { 'react-hooks': reactHooks },
+    languageOptions: { globals: { ...globals.browser } },
+    rules: {
+      ...reactHooks.configs.recommended.rules,
+      // Event handlers such as `onChange={(e) => setValue(e.target.value)}` return the setter's void.
+      '@typescript-eslint/no-confusing-void-expression': ['error', { ignoreArrowShorthand: true }],
     },
   },
   {

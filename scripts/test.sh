@@ -9,6 +9,8 @@ step "test dependencies: MariaDB"
 bash scripts/ensure-mariadb.sh
 step "test dependencies: Python gRPC toolchain (polyglot client test)"
 bash scripts/ensure-python.sh
+step "test dependencies: chromium (Studio browser tests)"
+bash scripts/ensure-chromium.sh
 
 step "contracts: buf lint"
 npx --no-install buf lint
@@ -20,6 +22,10 @@ bash scripts/check-generated.sh
 step "typecheck (tsc --noEmit)"
 npx --no-install tsc -p tsconfig.json
 npx --no-install tsc -p bench/tsconfig.json
+npx --no-install tsc -p apps/studio/tsconfig.json
+npx --no-install tsc -p apps/studio/test/tsconfig.json
+step "build Engram Studio (served at /studio by the all-in-one)"
+node scripts/build-studio.mjs --force
 step "lint (eslint, module boundaries) and format (prettier)"
 npx --no-install eslint --max-warnings=0 .
 npx --no-install depcruise --config .dependency-cruiser.cjs libs services apps bench

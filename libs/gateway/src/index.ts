@@ -13,3 +13,4 @@ export {
 export type { AuthenticatedCaller, GatewayHandler } from './http.js';
 export * from './mcp/index.js';
 export * from './openai/index.js';
+export * from './studio/index.js';

@@ -16,17 +16,34 @@ export interface HttpCaller {
 
 /**
  * A plain HTTP route served beside gRPC, gRPC-Web and Connect on a service's port: the
- * OpenAI-compatible proxy (`/v1/`) and MCP's Streamable HTTP endpoint (`/mcp`). The server
- * authenticates the bearer credential before the handler runs (401 otherwise); the handler
- * answers every request it is given, errors included, and never throws.
+ * OpenAI-compatible proxy (`/v1/`), MCP's Streamable HTTP endpoint (`/mcp`) and the Studio's
+ * files (`/studio`). The handler answers every request it is given, errors included, and never
+ * throws.
  */
-export interface HttpRoute {
+export type HttpRoute = BearerHttpRoute | PublicHttpRoute;
+
+interface RouteBase {
   /**
    * The path it serves: `/v1/` matches every path under `/v1/`; `/mcp` matches `/mcp` exactly
    * and `/mcp/…` (a query string is ignored in either case).
    */
   readonly prefix: string;
+}
+
+/** A route for authenticated callers: the server verifies the bearer credential first (401 otherwise). */
+export interface BearerHttpRoute extends RouteBase {
+  readonly access?: 'bearer';
   readonly handle: (req: IncomingMessage, res: ServerResponse, caller: HttpCaller) => Promise<void>;
+}
+
+/**
+ * A route anyone may call, such as static files: no credential is read, so the handler must not
+ * act on anyone's behalf (the Studio's files, and its loopback-only sign-in, which checks the
+ * connection itself).
+ */
+export interface PublicHttpRoute extends RouteBase {
+  readonly access: 'public';
+  readonly handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 }
 
 /** The route serving `url` (a request target such as `/v1/chat/completions?x=1`), if any. */
@@ -59,7 +76,7 @@ export interface RouteServing {
 }
 
 /**
- * Authenticates and hands one request to its route. A missing or refused credential answers 401
+ * Authenticates and hands one request to its route (a public route is handed over as it is). A missing or refused credential answers 401
  * with `WWW-Authenticate: Bearer` and a JSON error body in the OpenAI shape (`{ error: { message,
  * type, param, code } }`, `code` the ErrorInfo reason), which MCP clients read as an HTTP error
  * too. One log line per request, with the path, status and duration only (never a body).
@@ -89,6 +106,10 @@ export async function serveRoute(
       'http',
     );
   });
+  if (route.access === 'public') {
+    await handleSafely(route.prefix, () => route.handle(req, res), res, serving.logger);
+    return;
+  }
   const authorization = req.headers.authorization;
   let principal;
   try {
@@ -117,15 +138,26 @@ export async function serveRoute(
   }
   who.subject = principal.subject;
   who.tenant = principal.tenantId;
+  const caller = {
+    authorization: `Bearer ${principal.token}`,
+    subject: principal.subject,
+    tenantId: principal.tenantId,
+  };
+  await handleSafely(route.prefix, () => route.handle(req, res, caller), res, serving.logger);
+}
+
+/** Runs a handler; one that throws (a handler must answer its own errors) gets a 500. */
+async function handleSafely(
+  prefix: string,
+  handle: () => Promise<void>,
+  res: ServerResponse,
+  logger: Logger,
+): Promise<void> {
   try {
-    await route.handle(req, res, {
-      authorization: `Bearer ${principal.token}`,
-      subject: principal.subject,
-      tenantId: principal.tenantId,
-    });
+    await handle();
   } catch (error) {
     // A handler must answer its own errors; this is the last line of defence.
-    serving.logger.error({ err: loggableError(error), route: route.prefix }, 'HTTP route handler failed');
+    logger.error({ err: loggableError(error), route: prefix }, 'HTTP route handler failed');
     if (!res.headersSent) {
       answerJson(res, 500, {
         error: { message: 'internal error', type: 'server_error', param: null, code: 'INTERNAL' },

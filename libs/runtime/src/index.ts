@@ -72,7 +72,13 @@ export {
   type Reason,
 } from '@engram/errors';
 export { HealthRegistry, ServingStatus, createHealthService } from './health.js';
-export { matchRoute, type HttpCaller, type HttpRoute } from './http-routes.js';
+export {
+  matchRoute,
+  type BearerHttpRoute,
+  type HttpCaller,
+  type HttpRoute,
+  type PublicHttpRoute,
+} from './http-routes.js';
 export { createServerInterceptor } from './interceptors.js';
 export { createLogger, type Logger } from '@engram/telemetry';
 export { startMetricsServer, type MetricsServer } from './metrics-server.js';

@@ -14,6 +14,7 @@ import {
 import { createAuthenticator } from './auth.js';
 import { createInProcessTransport } from './clients.js';
 import { authConfigFromEnv, limitsFromEnv, metricsPortFromEnv, type ServerEnv } from './config.js';
+import type { HttpRoute } from './http-routes.js';
 import { startMetricsServer, type MetricsServer } from './metrics-server.js';
 import {
   moduleHttpRoutes,
@@ -54,6 +55,8 @@ export interface ServeOptions {
    * once the server listens and stop in reverse order after it has drained, before `onShutdown`.
    */
   readonly modules: (logger: Logger, context: ServeContext) => readonly ServiceModule[];
+  /** Plain HTTP routes the process serves beside its modules' own (the all-in-one: the Studio). */
+  readonly httpRoutes?: readonly HttpRoute[];
   /** Supplies a secret when none is configured (the all-in-one local secret). */
   readonly fallbackSecret?: () => Uint8Array;
   /** Supplies the service key when none is configured (the all-in-one local service secret). */
@@ -133,7 +136,7 @@ export async function serve(options: ServeOptions): Promise<{ server: EngramServ
       host: env.ENGRAM_HOST,
       port: options.port,
       shutdownGraceMs: env.ENGRAM_SHUTDOWN_GRACE_MS,
-      httpRoutes: moduleHttpRoutes(modules),
+      httpRoutes: [...moduleHttpRoutes(modules), ...(options.httpRoutes ?? [])],
     });
   } catch (error) {
     serviceMetrics.dispose();

@@ -67,6 +67,15 @@ const routes: HttpRoute[] = [
       return Promise.resolve();
     },
   },
+  {
+    prefix: '/public',
+    access: 'public',
+    handle: (req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end(`public ${req.headers.authorization ?? 'anonymous'}`);
+      return Promise.resolve();
+    },
+  },
 ];
 
 beforeAll(async () => {
@@ -151,6 +160,30 @@ describe('HTTP routes', () => {
     const body = (await refused.json()) as { error: { code: string; message: string } };
     expect(body.error.code).toBe('TOKEN_SIGNATURE_INVALID');
     expect(body.error.message).not.toContain(forged);
+  });
+
+  it('hand a public route every request without reading a credential, over both HTTP versions', async () => {
+    const plain = await fetch(`${server.url}/public/page`);
+    expect({ status: plain.status, body: await plain.text() }).toEqual({
+      status: 200,
+      body: 'public anonymous',
+    });
+    // A refused token is not checked either: the route acts on nobody's behalf.
+    const forged = await fetch(`${server.url}/public`, { headers: { authorization: 'Bearer x.y.z' } });
+    expect(forged.status).toBe(200);
+    const session = http2.connect(server.url);
+    try {
+      const stream = session.request({ ':path': '/public/h2' });
+      let body = '';
+      stream.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      await new Promise<void>((resolve, reject) => {
+        stream.on('end', resolve);
+        stream.on('error', reject);
+      });
+      expect(body).toBe('public anonymous');
+    } finally {
+      session.close();
+    }
   });
 
   it('match by prefix: `/mcp` exactly or below it, never `/mcpx`', async () => {

@@ -142,4 +142,5 @@ export {
   type SessionStatus,
   type ToolCall,
 } from './sessions.js';
+export { recentOwners, type RecentOwner } from './recent-owners.js';
 export { inTransaction, run, type Executor } from './store-context.js';

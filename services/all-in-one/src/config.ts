@@ -3,7 +3,7 @@ import { contextEnvShape } from '@engram/context';
 import { governanceEnvShape } from '@engram/governance';
 import { ingestionEnvShape } from '@engram/ingestion';
 import { refineRetrievalEnv, retrievalEnvShape } from '@engram/retrieval';
-import { envInt, parseEnv, serverEnvShape } from '@engram/runtime';
+import { envEnum, envInt, parseEnv, serverEnvShape } from '@engram/runtime';
 import { storeTarget } from '@engram/store';
 
 export { storeTarget };
@@ -19,6 +19,8 @@ const schema = z
     ...governanceEnvShape,
     ...contextEnvShape,
     ENGRAM_PORT: envInt(DEFAULT_PORT, 0, 65535),
+    /** The Studio's local user picker on loopback (`off`: paste a token; decision 0038). */
+    ENGRAM_STUDIO_LOCAL_SIGNIN: envEnum(['loopback', 'off'], 'loopback'),
     /** Apply pending migrations at start (the all-in-one default; production runs a migration job). */
     ENGRAM_MIGRATE_ON_START: z.preprocess(
       (v) => (v === '' ? undefined : v),

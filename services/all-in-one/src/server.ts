@@ -13,6 +13,7 @@ import {
 } from '@engram/runtime';
 import { isMysqlTarget, migrateToLatest, openStore } from '@engram/store';
 import { storeTarget, type AllInOneConfig } from './config.js';
+import { studioRoute } from './studio.js';
 
 /**
  * Starts all four services on one port (no I/O at import). The process only composes: it opens
@@ -63,6 +64,8 @@ export async function createAllInOneServer(
         contextModule(context, mounted('context')),
       ];
     },
+    // The Studio's files and its loopback sign-in (decision 0038).
+    httpRoutes: [studioRoute(config, governance.store)],
     fallbackSecret: () => loadOrCreateLocalSecret(config.ENGRAM_DATA_DIR),
     // The service key is never the user-facing one, configured or not (decision 0024).
     fallbackServiceSecret: () => loadOrCreateLocalSecret(config.ENGRAM_DATA_DIR, LOCAL_SERVICE_SECRET_FILE),
@@ -80,6 +83,7 @@ export async function createAllInOneServer(
       // Beside the RPCs on the same port (HTTP/1.1 too; decision 0035), with a bearer token.
       openai: `${server.url}/v1`,
       mcp: `${server.url}/mcp`,
+      studio: `${server.url}/studio/`,
     }),
     ...options,
   });
