@@ -57,9 +57,22 @@ const VIEWS: readonly { readonly key: keyof typeof text.en; readonly view: Compo
   { key: 'forget', view: ForgetView },
 ];
 
+/**
+ * The signed-in token. Nothing one user loaded is shown to the next: the query cache is emptied
+ * when the token changes, before anything renders with the new one (emptying it in an effect
+ * after the render would drop the queries the new views had just started, leaving them pending).
+ */
 function useToken(): string | undefined {
+  const queryClient = useQueryClient();
   const [token, setState] = useState(currentToken);
-  useEffect(() => onTokenChange(() => setState(currentToken())), []);
+  useEffect(
+    () =>
+      onTokenChange(() => {
+        queryClient.clear();
+        setState(currentToken());
+      }),
+    [queryClient],
+  );
   return token;
 }
 
@@ -68,9 +81,6 @@ export function App() {
   const { lang, setLang } = useLang();
   const token = useToken();
   const route = useRoute();
-  const queryClient = useQueryClient();
-  // Nothing one user loaded is shown to the next.
-  useEffect(() => queryClient.clear(), [token, queryClient]);
   if (token === undefined) return <SignIn />;
   const claims = decodeClaims(token);
   const current = VIEWS.find((v) => v.key === route.view);

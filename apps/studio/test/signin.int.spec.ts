@@ -1,6 +1,7 @@
 import { request } from 'node:http';
 import { describe, expect, it } from '@jest/globals';
-import { openStudio, screenshot, signInAs, useStudio } from './harness.js';
+import { MemoryType } from '@engram/contracts/governance';
+import { clientsAs, localToken, openStudio, screenshot, signInAs, useStudio } from './harness.js';
 
 const studio = useStudio();
 
@@ -39,6 +40,24 @@ describe('Studio sign-in', () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in to Engram Studio' }).waitFor();
     expect(await page.evaluate(() => sessionStorage.getItem('engram.studio.token'))).toBeNull();
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it("shows the next user nothing of the previous one's, and loads the new user's views at once", async () => {
+    const { server } = studio();
+    const text = 'Studio-Ann keeps her bicycle in the blue shed.';
+    await clientsAs(server, await localToken(server, 'studio-ann')).governance.createMemory({
+      memory: { type: MemoryType.EVENT, text },
+    });
+    const { page, problems } = await openStudio(studio().browser, server);
+    await signInAs(page, 'studio-ann');
+    // The default view (no hash) lists the memories of whoever just signed in.
+    await page.locator('main').getByText(text).waitFor();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await signInAs(page, 'studio-ben');
+    await page.locator('main .empty').first().waitFor();
+    expect(await page.locator('main').getByText(text).count()).toBe(0);
     expect(problems).toEqual([]);
     await page.context().close();
   });
