@@ -5,7 +5,7 @@ export const contextText = defineMessages({
   en: {
     title: 'Context builder',
     intro:
-      'What the model would see for a turn: BuildContext assembles the layers under a token budget and explains every item it took or left out. It writes nothing.',
+      'What the model would see for a turn: BuildContext assembles the layers under a token budget and explains every item it took or left out. BuildContext itself writes nothing.',
     userMessage: 'User message',
     totalTokens: 'Token budget (total)',
     reservedOutputTokens: 'Reserved for the reply (default 0)',
@@ -80,7 +80,7 @@ export const contextText = defineMessages({
   zh: {
     title: '上下文构建',
     intro:
-      '模型在这一轮会看到什么：BuildContext 在令牌预算内组装各层，并说明每一项被采用或舍弃的原因。它不写入任何数据。',
+      '模型在这一轮会看到什么：BuildContext 在令牌预算内组装各层，并说明每一项被采用或舍弃的原因。BuildContext 本身不写入任何数据。',
     userMessage: '用户消息',
     totalTokens: '令牌预算（总计）',
     reservedOutputTokens: '为回复预留（默认 0）',
