@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +11,7 @@ import { ContextService } from '@engram/contracts/context';
 import { GovernanceService } from '@engram/contracts/governance';
 import { IngestionService } from '@engram/contracts/ingestion';
 import { RetrievalService } from '@engram/contracts/retrieval';
+import { freePorts } from '@engram/testing';
 
 /**
  * The Studio's browser tests: a real `npm start` (which builds the app, then serves it at
@@ -30,21 +30,6 @@ export interface StudioServer {
   /** stdout and stderr of `npm start` so far, for failure messages. */
   readonly output: () => string;
   readonly stop: () => Promise<void>;
-}
-
-/** A port nothing listens on. */
-export function unusedPort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => {
-        resolvePort(port);
-      });
-    });
-  });
 }
 
 /** Environment without the developer's credentials or server address. */
@@ -66,13 +51,13 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
 
 /** Runs `npm start` on the embedded defaults and waits for its "listening" line. */
 export async function startStudioServer(extraEnv: Record<string, string> = {}): Promise<StudioServer> {
-  const port = await unusedPort();
+  const [port] = await freePorts(1);
   const dataDir = mkdtempSync(join(tmpdir(), 'engram-studio-'));
   const child: ChildProcess = spawn('npm', ['start'], {
     cwd: repoRoot,
     detached: true, // its own process group: npm, the build and the server stop together
     env: cleanEnv({
-      ENGRAM_PORT: String(port),
+      ENGRAM_PORT: String(port ?? 0),
       ENGRAM_DATA_DIR: dataDir,
       ENGRAM_METRICS_PORT: 'off',
       ENGRAM_LOG_FORMAT: 'json',

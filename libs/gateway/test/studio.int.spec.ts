@@ -38,6 +38,7 @@ function call(
 const minted: { user: string; roles: readonly string[] }[] = [];
 let server: Server;
 let unbuilt: Server;
+let unbuiltDir = '';
 
 beforeAll(async () => {
   const dist = mkdtempSync(join(tmpdir(), 'studio-dist-'));
@@ -56,7 +57,8 @@ beforeAll(async () => {
     },
   });
   server = createServer((req, res) => void handle(req, res));
-  const missing = studioHandler({ distDir: join(dist, 'nothing-here') });
+  unbuiltDir = join(dist, 'nothing-here');
+  const missing = studioHandler({ distDir: unbuiltDir });
   unbuilt = createServer((req, res) => void missing(req, res));
   await Promise.all([
     new Promise<void>((r) => server.listen(0, '127.0.0.1', r)),
@@ -83,10 +85,18 @@ describe('studioHandler: files', () => {
     expect((await call(server, '/studio/', { method: 'POST' })).status).toBe(405);
   });
 
-  it('says how to build the app when it is not built', async () => {
+  it('says how to build the app when it is not built, and serves it once built', async () => {
     const answer = await call(unbuilt, '/studio/');
     expect(answer.status).toBe(503);
     expect(answer.body).toContain('npm run build:studio');
+    // Built later (the server already running): served from the next request on.
+    mkdirSync(unbuiltDir);
+    writeFileSync(join(unbuiltDir, 'index.html'), '<!doctype html><title>Built later</title>');
+    const later = await call(unbuilt, '/studio/');
+    expect({ status: later.status, built: later.body.includes('Built later') }).toEqual({
+      status: 200,
+      built: true,
+    });
   });
 });
 

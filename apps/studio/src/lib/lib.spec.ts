@@ -5,6 +5,7 @@ import { ErrorInfoSchema, RetryInfoSchema } from '@engram/contracts/grpc';
 import { codeName, describeError, errorSentence } from './errors.js';
 import { enumName, formatBytes, shortName } from './format.js';
 import { initialLang } from './lang.js';
+import { nextPageToken } from './paging.js';
 import { parseRoute, routeHash } from './route.js';
 import { decodeClaims } from './session.js';
 
@@ -85,6 +86,13 @@ describe('errors', () => {
       );
       expect({ lang, missing }).toEqual({ lang, missing: [] });
     }
+  });
+});
+
+describe('paging', () => {
+  it('reads the next page token; an empty one ends the list', () => {
+    expect(nextPageToken({ nextPageToken: '' })).toBeUndefined();
+    expect(nextPageToken({ nextPageToken: 'abc' })).toBe('abc');
   });
 });
 

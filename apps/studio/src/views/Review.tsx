@@ -8,12 +8,14 @@ import {
   type Decision,
   type Memory,
 } from '@engram/contracts/governance';
+import { LoadMore } from '../components/LoadMore.js';
 import { Empty, ErrorNotice, Loading, Section } from '../components/ui.js';
 import { enumName, shortName } from '../lib/format.js';
 import { useMessages } from '../lib/i18n.js';
+import { PAGED } from '../lib/paging.js';
 import type { ViewProps } from '../lib/route.js';
 import { currentToken, decodeClaims } from '../lib/session.js';
-import { nextPage, reasonRule, reviewRequest } from './memories/model.js';
+import { reasonRule, reviewRequest } from './memories/model.js';
 import { DecisionBox, MemoryTable, RefusalNotice, StatusTag } from './memories/parts.js';
 import { memoriesText } from './memories/text.js';
 import './memories.css';
@@ -109,10 +111,7 @@ export function ReviewView({ route }: ViewProps) {
   const claims = decodeClaims(currentToken() ?? '');
   const reviewer = claims?.roles.includes('admin') === true;
   const [done, setDone] = useState<Reviewed | undefined>();
-  const q = useInfiniteQuery(GovernanceService.method.listMemories, reviewRequest(), {
-    pageParamKey: 'pageToken',
-    getNextPageParam: nextPage,
-  });
+  const q = useInfiniteQuery(GovernanceService.method.listMemories, reviewRequest(), PAGED);
   const memories = q.data?.pages.flatMap((p) => p.memories) ?? [];
   return (
     <div className="memories-view review-view" data-route={route.view}>
@@ -145,11 +144,7 @@ export function ReviewView({ route }: ViewProps) {
             extra={(m) => <ReviewControls memory={m} onDone={setDone} />}
           />
         ) : null}
-        {q.hasNextPage ? (
-          <button type="button" onClick={() => void q.fetchNextPage()} disabled={q.isFetchingNextPage}>
-            {q.isFetchingNextPage ? t.loadingMore : t.loadMore}
-          </button>
-        ) : null}
+        <LoadMore pages={q} />
       </Section>
     </div>
   );

@@ -32,23 +32,25 @@ const SECURITY_HEADERS = {
 export function studioHandler(
   options: StudioOptions,
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
-  const built = existsSync(join(options.distDir, 'index.html'));
-  const files = built
-    ? sirv(options.distDir, {
-        single: true,
-        dev: false,
-        etag: true,
-        gzip: false,
-        brotli: false,
-        setHeaders: (res, pathname) => {
-          for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
-          res.setHeader(
-            'cache-control',
-            pathname.startsWith('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache',
-          );
-        },
-      })
-    : undefined;
+  // Looked for until found, so a build made after the server started is served on the next request.
+  let files: ReturnType<typeof sirv> | undefined;
+  const builtFiles = () =>
+    (files ??= existsSync(join(options.distDir, 'index.html'))
+      ? sirv(options.distDir, {
+          single: true,
+          dev: false,
+          etag: true,
+          gzip: false,
+          brotli: false,
+          setHeaders: (res, pathname) => {
+            for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
+            res.setHeader(
+              'cache-control',
+              pathname.startsWith('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache',
+            );
+          },
+        })
+      : undefined);
   return async (req, res) => {
     const url = req.url ?? '/';
     const path = url.split('?')[0] ?? '';
@@ -67,13 +69,14 @@ export function studioHandler(
       res.end('method not allowed\n');
       return;
     }
-    if (files === undefined) {
+    const serve = builtFiles();
+    if (serve === undefined) {
       res.writeHead(503, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
       res.end('Engram Studio is not built: run `npm run build:studio` (npm start does it) and reload.\n');
       return;
     }
     req.url = url.slice(STUDIO_PREFIX.length);
-    files(req, res, () => {
+    serve(req, res, () => {
       res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' });
       res.end('not found\n');
     });

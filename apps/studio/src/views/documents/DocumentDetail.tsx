@@ -1,8 +1,10 @@
 import { useInfiniteQuery, useQuery } from '@connectrpc/connect-query';
 import { ChunkKind, DocumentState, IngestionService, type Document } from '@engram/contracts/ingestion';
+import { LoadMore } from '../../components/LoadMore.js';
 import { Empty, ErrorNotice, KeyValues, Loading, Section, Tag } from '../../components/ui.js';
 import { enumName, formatBytes, formatCount, formatTime } from '../../lib/format.js';
 import { defineMessages, useLang, useMessages } from '../../lib/i18n.js';
+import { PAGED } from '../../lib/paging.js';
 import { routeHash } from '../../lib/route.js';
 import { DeleteDocument } from './DeleteDocument.js';
 import { headingTrail, splitChunkText, stateTone } from './model.js';
@@ -144,10 +146,7 @@ function Chunks({ name }: { readonly name: string }) {
   const list = useInfiniteQuery(
     IngestionService.method.listChunks,
     { parent: name, pageSize: 100, pageToken: '' },
-    {
-      pageParamKey: 'pageToken',
-      getNextPageParam: (last) => (last.nextPageToken !== '' ? last.nextPageToken : undefined),
-    },
+    PAGED,
   );
   const pageError = list.isFetchNextPageError ? list.error : null;
   if (list.isPending) return <Loading />;
@@ -177,11 +176,7 @@ function Chunks({ name }: { readonly name: string }) {
           );
         })}
       </ol>
-      {list.hasNextPage ? (
-        <button type="button" onClick={() => void list.fetchNextPage()} disabled={list.isFetchingNextPage}>
-          {t.more}
-        </button>
-      ) : null}
+      <LoadMore pages={list} label={t.more} />
       <ErrorNotice error={pageError} />
     </>
   );

@@ -1,8 +1,10 @@
 import { useInfiniteQuery } from '@connectrpc/connect-query';
 import { DocumentState, IngestionService } from '@engram/contracts/ingestion';
+import { LoadMore } from '../../components/LoadMore.js';
 import { Empty, ErrorNotice, Loading, Tag } from '../../components/ui.js';
 import { enumName, formatBytes, formatCount, formatTime, shortName } from '../../lib/format.js';
 import { defineMessages, useLang, useMessages } from '../../lib/i18n.js';
+import { PAGED } from '../../lib/paging.js';
 import { routeHash } from '../../lib/route.js';
 import { stateTone } from './model.js';
 
@@ -15,7 +17,6 @@ const text = defineMessages({
     chunks: 'Chunks (indexed)',
     created: 'Created',
     none: 'No documents yet: upload one above.',
-    more: 'Load more',
     caption: 'Documents you can see, newest first',
   },
   zh: {
@@ -26,7 +27,6 @@ const text = defineMessages({
     chunks: '分块（已索引）',
     created: '创建时间',
     none: '还没有文档：请在上方上传。',
-    more: '加载更多',
     caption: '你可见的文档，最新的在前',
   },
 });
@@ -38,10 +38,7 @@ export function DocumentList() {
   const list = useInfiniteQuery(
     IngestionService.method.listDocuments,
     { pageSize: 50, pageToken: '' },
-    {
-      pageParamKey: 'pageToken',
-      getNextPageParam: (last) => (last.nextPageToken !== '' ? last.nextPageToken : undefined),
-    },
+    PAGED,
   );
   const pageError = list.isFetchNextPageError ? list.error : null;
   if (list.isPending) return <Loading />;
@@ -88,11 +85,7 @@ export function DocumentList() {
           })}
         </tbody>
       </table>
-      {list.hasNextPage ? (
-        <button type="button" onClick={() => void list.fetchNextPage()} disabled={list.isFetchingNextPage}>
-          {t.more}
-        </button>
-      ) : null}
+      <LoadMore pages={list} />
       <ErrorNotice error={pageError} />
     </>
   );

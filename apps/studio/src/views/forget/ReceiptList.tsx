@@ -1,8 +1,10 @@
 import { useInfiniteQuery } from '@connectrpc/connect-query';
 import { ForgetReceiptState, GovernanceService } from '@engram/contracts/governance';
+import { LoadMore } from '../../components/LoadMore.js';
 import { Empty, ErrorNotice, Loading, Tag } from '../../components/ui.js';
 import { enumName, formatCount, formatTime, shortName } from '../../lib/format.js';
 import { defineMessages, useLang, useMessages } from '../../lib/i18n.js';
+import { PAGED } from '../../lib/paging.js';
 import { routeHash } from '../../lib/route.js';
 import { receiptTone, totalErased } from './model.js';
 
@@ -15,7 +17,6 @@ const text = defineMessages({
     created: 'Requested',
     completed: 'Completed',
     none: 'No forget requests yet.',
-    more: 'Load more',
     caption: 'Earlier forget receipts, newest first',
   },
   zh: {
@@ -26,7 +27,6 @@ const text = defineMessages({
     created: '请求时间',
     completed: '完成时间',
     none: '还没有遗忘请求。',
-    more: '加载更多',
     caption: '之前的遗忘回执，最新的在前',
   },
 });
@@ -47,8 +47,7 @@ export function ReceiptList({ current }: { readonly current?: string }) {
         )
           ? 2_000
           : false,
-      pageParamKey: 'pageToken',
-      getNextPageParam: (last) => (last.nextPageToken !== '' ? last.nextPageToken : undefined),
+      ...PAGED,
     },
   );
   const pageError = list.isFetchNextPageError ? list.error : null;
@@ -92,11 +91,7 @@ export function ReceiptList({ current }: { readonly current?: string }) {
           })}
         </tbody>
       </table>
-      {list.hasNextPage ? (
-        <button type="button" onClick={() => void list.fetchNextPage()} disabled={list.isFetchingNextPage}>
-          {t.more}
-        </button>
-      ) : null}
+      <LoadMore pages={list} />
       <ErrorNotice error={pageError} />
     </>
   );

@@ -1,10 +1,12 @@
 import { useInfiniteQuery } from '@connectrpc/connect-query';
 import { useMemo } from 'react';
 import { GovernanceService } from '@engram/contracts/governance';
+import { LoadMore } from '../../components/LoadMore.js';
 import { Empty, ErrorNotice, Loading, Section } from '../../components/ui.js';
 import { useMessages } from '../../lib/i18n.js';
+import { PAGED } from '../../lib/paging.js';
 import { FilterForm } from './FilterForm.js';
-import { filtersFromQuery, filtersToQuery, listRequest, nextPage } from './model.js';
+import { filtersFromQuery, filtersToQuery, listRequest } from './model.js';
 import { MemoryTable } from './parts.js';
 import { RememberPanel } from './RememberForm.js';
 import { memoriesText } from './text.js';
@@ -15,10 +17,7 @@ export function MemoryListPage({ query }: { readonly query: URLSearchParams }) {
   const filters = useMemo(() => filtersFromQuery(query), [query]);
   // The filter form restarts from the URL whenever the applied filters change.
   const filterKey = JSON.stringify(filtersToQuery(filters));
-  const list = useInfiniteQuery(GovernanceService.method.listMemories, listRequest(filters), {
-    pageParamKey: 'pageToken',
-    getNextPageParam: nextPage,
-  });
+  const list = useInfiniteQuery(GovernanceService.method.listMemories, listRequest(filters), PAGED);
   const memories = list.data?.pages.flatMap((p) => p.memories) ?? [];
   return (
     <div className="memories-view">
@@ -33,15 +32,7 @@ export function MemoryListPage({ query }: { readonly query: URLSearchParams }) {
         {memories.length > 0 ? <MemoryTable memories={memories} /> : null}
         <div className="row">
           {memories.length > 0 ? <span className="muted">{t.shown(memories.length)}</span> : null}
-          {list.hasNextPage ? (
-            <button
-              type="button"
-              onClick={() => void list.fetchNextPage()}
-              disabled={list.isFetchingNextPage}
-            >
-              {list.isFetchingNextPage ? t.loadingMore : t.loadMore}
-            </button>
-          ) : null}
+          <LoadMore pages={list} />
         </div>
       </Section>
     </div>

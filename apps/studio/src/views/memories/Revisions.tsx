@@ -5,10 +5,11 @@ import {
   RevisionAction,
   type MemoryRevision,
 } from '@engram/contracts/governance';
+import { LoadMore } from '../../components/LoadMore.js';
 import { Empty, ErrorNotice, Loading, Section, Tag } from '../../components/ui.js';
 import { enumName, formatTime } from '../../lib/format.js';
 import { useLang, useMessages } from '../../lib/i18n.js';
-import { nextPage } from './model.js';
+import { PAGED } from '../../lib/paging.js';
 import { StatusTag } from './parts.js';
 import { memoriesText } from './text.js';
 
@@ -55,7 +56,7 @@ export function RevisionsSection({ name }: { readonly name: string }) {
   const q = useInfiniteQuery(
     GovernanceService.method.listMemoryRevisions,
     { parent: name, pageSize: 100, pageToken: '' },
-    { pageParamKey: 'pageToken', getNextPageParam: nextPage },
+    PAGED,
   );
   const revisions = q.data?.pages.flatMap((p) => p.revisions) ?? [];
   return (
@@ -84,11 +85,7 @@ export function RevisionsSection({ name }: { readonly name: string }) {
           </tbody>
         </table>
       ) : null}
-      {q.hasNextPage ? (
-        <button type="button" onClick={() => void q.fetchNextPage()} disabled={q.isFetchingNextPage}>
-          {q.isFetchingNextPage ? t.loadingMore : t.loadMore}
-        </button>
-      ) : null}
+      <LoadMore pages={q} />
     </Section>
   );
 }

@@ -153,11 +153,6 @@ export function reviewRequest(pageSize = 25): ListMemoriesInit {
   return { pageSize, pageToken: '', statuses: [MemoryStatus.QUARANTINED] };
 }
 
-/** The next page token of a ListMemories page, or undefined on the last page. */
-export function nextPage(page: { readonly nextPageToken: string }): string | undefined {
-  return page.nextPageToken === '' ? undefined : page.nextPageToken;
-}
-
 /** The Remember form as typed. */
 export interface RememberForm {
   readonly type: MemoryType;

@@ -6,6 +6,7 @@ import { IngestionService, SessionStatus } from '@engram/contracts/ingestion';
 import { ErrorNotice, KeyValues, Loading, Section, Tag } from '../../components/ui.js';
 import { enumName, formatCount, formatTime } from '../../lib/format.js';
 import { useLang, useMessages } from '../../lib/i18n.js';
+import { PAGED } from '../../lib/paging.js';
 import { routeHash } from '../../lib/route.js';
 import { FlushAction } from './FlushAction.js';
 import { jobsByMemCell, sessionName } from './model.js';
@@ -13,20 +14,17 @@ import { SessionStatePanel } from './SessionStatePanel.js';
 import { sessionsText } from './text.js';
 import { Timeline } from './Timeline.js';
 
-const nextToken = (res: { nextPageToken: string }) =>
-  res.nextPageToken === '' ? undefined : res.nextPageToken;
-
 /** Every MemCell and every extraction job of the session (all pages, fetched one after another). */
 function useCellsAndJobs(name: string) {
   const cells = useInfiniteQuery(
     IngestionService.method.listMemCells,
     { parent: name, pageSize: 500, pageToken: '' },
-    { pageParamKey: 'pageToken', getNextPageParam: nextToken },
+    PAGED,
   );
   const jobs = useInfiniteQuery(
     GovernanceService.method.listExtractionJobs,
     { session: name, view: ExtractionJobView.FULL, pageSize: 100, pageToken: '' },
-    { pageParamKey: 'pageToken', getNextPageParam: nextToken },
+    PAGED,
   );
   const { hasNextPage: moreCells, isFetchingNextPage: fetchingCells, fetchNextPage: nextCells } = cells;
   const { hasNextPage: moreJobs, isFetchingNextPage: fetchingJobs, fetchNextPage: nextJobs } = jobs;

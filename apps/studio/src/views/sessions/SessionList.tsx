@@ -1,8 +1,10 @@
 import { useInfiniteQuery } from '@connectrpc/connect-query';
 import { IngestionService, SessionStatus } from '@engram/contracts/ingestion';
+import { LoadMore } from '../../components/LoadMore.js';
 import { Empty, ErrorNotice, Loading, Section, Tag } from '../../components/ui.js';
 import { enumName, formatCount, formatTime } from '../../lib/format.js';
 import { useLang, useMessages } from '../../lib/i18n.js';
+import { PAGED } from '../../lib/paging.js';
 import { routeHash } from '../../lib/route.js';
 import { sessionId, stripPrefix } from './model.js';
 import { sessionsText } from './text.js';
@@ -16,10 +18,7 @@ export function SessionList() {
   const q = useInfiniteQuery(
     IngestionService.method.listSessions,
     { pageSize: PAGE_SIZE, pageToken: '' },
-    {
-      pageParamKey: 'pageToken',
-      getNextPageParam: (res) => (res.nextPageToken === '' ? undefined : res.nextPageToken),
-    },
+    PAGED,
   );
   const sessions = q.data?.pages.flatMap((p) => p.sessions) ?? [];
   return (
@@ -63,13 +62,9 @@ export function SessionList() {
           </tbody>
         </table>
       ) : null}
-      {q.hasNextPage ? (
-        <div className="row">
-          <button type="button" onClick={() => void q.fetchNextPage()} disabled={q.isFetchingNextPage}>
-            {t.loadMore}
-          </button>
-        </div>
-      ) : null}
+      <div className="row">
+        <LoadMore pages={q} />
+      </div>
     </Section>
   );
 }

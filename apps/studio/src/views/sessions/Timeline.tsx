@@ -2,9 +2,11 @@ import { useInfiniteQuery } from '@connectrpc/connect-query';
 import { useEffect, useMemo } from 'react';
 import type { ExtractionJob } from '@engram/contracts/governance';
 import { IngestionService, MessageRole, type MemCell, type Message } from '@engram/contracts/ingestion';
+import { LoadMore } from '../../components/LoadMore.js';
 import { Empty, ErrorNotice, Loading, Tag } from '../../components/ui.js';
 import { enumName, formatTime } from '../../lib/format.js';
 import { useLang, useMessages } from '../../lib/i18n.js';
+import { PAGED } from '../../lib/paging.js';
 import { Boundary } from './Boundary.js';
 import { buildTimeline, messageAnchor, needsMorePages } from './model.js';
 import { sessionsText } from './text.js';
@@ -85,10 +87,7 @@ export function Timeline({
   const q = useInfiniteQuery(
     IngestionService.method.listMessages,
     { parent: name, pageSize: MESSAGE_PAGE_SIZE, pageToken: '' },
-    {
-      pageParamKey: 'pageToken',
-      getNextPageParam: (res) => (res.nextPageToken === '' ? undefined : res.nextPageToken),
-    },
+    PAGED,
   );
   const messages = useMemo(() => q.data?.pages.flatMap((p) => p.messages) ?? [], [q.data]);
   const items = useMemo(() => buildTimeline(messages, cells), [messages, cells]);
@@ -138,13 +137,9 @@ export function Timeline({
           ),
         )}
       </ol>
-      {hasNextPage ? (
-        <div className="row">
-          <button type="button" onClick={() => void fetchNextPage()} disabled={isFetchingNextPage}>
-            {t.loadOlder}
-          </button>
-        </div>
-      ) : null}
+      <div className="row">
+        <LoadMore pages={q} label={t.loadOlder} />
+      </div>
     </>
   );
 }
