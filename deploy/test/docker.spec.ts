@@ -122,6 +122,10 @@ describe('deploy/docker/Dockerfile', () => {
       .flatMap((i) => i.args.split(/\s+/).slice(0, -1));
     const workspaces = (JSON.parse(read('package.json')) as { workspaces: string[] }).workspaces;
     for (const glob of workspaces) {
+      if (!glob.endsWith('/*')) {
+        expect(copied).toContain(`${glob}/package.json`);
+        continue;
+      }
       const parent = glob.replace(/\/\*$/, '');
       for (const entry of readdirSync(join(root, parent))) {
         if (existsSync(join(root, parent, entry, 'package.json'))) {

@@ -8,6 +8,7 @@ import { registerForgetUser } from './commands/forget-user.js';
 import { registerIngest } from './commands/ingest.js';
 import { registerMcp } from './commands/mcp.js';
 import { registerMemories } from './commands/memories.js';
+import { registerPortability } from './commands/portability.js';
 import { registerRemember } from './commands/remember.js';
 import { registerSearch } from './commands/search.js';
 import { registerSessions } from './commands/sessions.js';
@@ -64,6 +65,7 @@ export function createProgram(io: CliRuntime): Command {
   registerMemories(program, io);
   registerSessions(program, io);
   registerForgetUser(program, io);
+  registerPortability(program, io);
   registerToken(program, io);
   registerStatus(program, io);
   registerMcp(program, io);

@@ -270,3 +270,66 @@ describe('engram forget-user', () => {
     expect(after.json.sessions).toEqual([]);
   });
 });
+
+describe('engram export and engram import', () => {
+  const user = `porter-${String(Date.now())}`;
+
+  it('exports to stdout (engram export > me.jsonl) and to a file, and re-importing changes nothing', async () => {
+    const remembered = await cli(['--user', user, 'remember', 'My bicycle is a green Brompton']);
+    expect(remembered.code).toBe(0);
+    const toStdout = await cli(['--user', user, 'export']);
+    expect(toStdout.code).toBe(0);
+    const lines = toStdout.stdout.trim().split('\n');
+    expect(JSON.parse(lines[0]!)).toMatchObject({ kind: 'header', format: 'engram.export', version: 1 });
+    expect(JSON.parse(lines.at(-1)!)).toMatchObject({ kind: 'trailer' });
+    expect(toStdout.stdout).toContain('green Brompton');
+    expect(toStdout.stderr).toMatch(/exported \d+ records/);
+
+    const file = join(dataDir, 'me.jsonl');
+    const toFile = await cliJson<{ lines: number; records: number }>(['--user', user, 'export', '-o', file]);
+    expect(toFile.code).toBe(0);
+    expect(toFile.json.lines).toBe(lines.length);
+
+    const again = await cliJson<{
+      created: Record<string, number>;
+      unchanged: Record<string, number>;
+      records: number;
+    }>(['--user', user, 'import', file]);
+    expect(again.code).toBe(0);
+    expect(Object.values(again.json.created).every((n) => n === 0)).toBe(true);
+    expect(again.json.records).toBe(lines.length - 2);
+    expect(Object.values(again.json.unchanged).reduce((a, b) => a + b, 0)).toBe(again.json.records);
+  });
+
+  it('imports a mem0 export from stdin, checks it first with --validate-only, and refuses a damaged file', async () => {
+    const mem0 = JSON.stringify({
+      results: [
+        { id: 'm-1', memory: 'Prefers window seats', user_id: 'x', created_at: '2025-01-02T03:04:05Z' },
+      ],
+    });
+    const checked = await cli(
+      ['--user', `${user}-b`, 'import', '--from', 'mem0', '--validate-only', '-'],
+      {},
+      mem0,
+    );
+    expect(checked.code).toBe(0);
+    expect(checked.stdout).toMatch(/would create:\s+memory 1, memory_revision 1/);
+    expect(checked.stdout).toContain('nothing was written');
+    const imported = await cli(['--user', `${user}-b`, 'import', '--from', 'mem0', '-'], {}, mem0);
+    expect(imported.code).toBe(0);
+    expect(imported.stdout).toMatch(/created:\s+memory 1, memory_revision 1/);
+    const listed = await cli(['--user', `${user}-b`, 'memories', 'list']);
+    expect(listed.stdout).toContain('Prefers window seats');
+
+    const damaged = join(dataDir, 'damaged.jsonl');
+    const exported = (await cli(['--user', user, 'export'])).stdout.replace('green Brompton', 'red Brompton');
+    writeFileSync(damaged, exported);
+    const refused = await cli(['--user', `${user}-c`, 'import', damaged]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('IMPORT_CHECKSUM_MISMATCH');
+
+    const notMem0 = await cli(['--user', `${user}-c`, 'import', '--from', 'mem0', '-'], {}, '{"nope": 1}');
+    expect(notMem0.code).toBe(2);
+    expect(notMem0.stderr).toContain('not a mem0 export');
+  });
+});

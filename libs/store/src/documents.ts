@@ -158,6 +158,9 @@ const { toRecord, toRow } = rowCodec<DocumentRecord, DocumentsTable>({
   version: 'version',
 });
 
+/** Rows of `documents` and their records, both ways (export and import, `portability.ts`). */
+export const documentRows = { toRecord, toRow } as const;
+
 const { toRecord: toChunkRecord, toRow: toChunkRow } = rowCodec<ChunkRecord, ChunksTable>({
   id: 'id',
   tenantId: 'tenant_id',
@@ -173,6 +176,9 @@ const { toRecord: toChunkRecord, toRow: toChunkRow } = rowCodec<ChunkRecord, Chu
   headingPath: ['heading_path_json', json<readonly string[]>(() => [])],
   createdAt: 'created_at',
 });
+
+/** Rows of `chunks` and their records, both ways (export and import, `portability.ts`). */
+export const chunkRows = { toRecord: toChunkRecord, toRow: toChunkRow } as const;
 
 /**
  * Documents and their chunks, one aggregate. Chunk writes and deletes enqueue their outbox rows

@@ -272,3 +272,6 @@ const { toRecord, toRow } = rowCodec<ExtractionJobRecord, ExtractionJobRow>({
   updatedAt: 'updated_at',
   completedAt: ['completed_at', nullable<number>()],
 });
+
+/** Rows of `extraction_jobs` and their records, both ways (export and import, `portability.ts`). */
+export const extractionJobRows = { toRecord, toRow } as const;

@@ -144,3 +144,11 @@ export {
 } from './sessions.js';
 export { recentOwners, type RecentOwner } from './recent-owners.js';
 export { inTransaction, run, type Executor } from './store-context.js';
+export {
+  readSubjectSnapshot,
+  SnapshotConflict,
+  type SnapshotKind,
+  type SnapshotWriteCounts,
+  type SubjectSnapshot,
+  writeSubjectSnapshot,
+} from './portability.js';

@@ -240,6 +240,9 @@ const { toRecord, toRow } = rowCodec<MemoryRecord, MemoryRow>({
   version: 'version',
 });
 
+/** Rows of `memories` and their records, both ways (export and import, `portability.ts`). */
+export const memoryRows = { toRecord, toRow } as const;
+
 type MemoryQuery = SelectQueryBuilder<Database, 'memories', MemoryRow>;
 
 /**
@@ -788,7 +791,8 @@ export class MemoryRepository {
   }
 }
 
-function toRevisionRecord(r: Selectable<MemoryRevisionsTable>): MemoryRevisionRecord {
+/** A `memory_revisions` row as its record. */
+export function toRevisionRecord(r: Selectable<MemoryRevisionsTable>): MemoryRevisionRecord {
   return {
     id: r.id,
     tenantId: r.tenant_id,
@@ -805,5 +809,26 @@ function toRevisionRecord(r: Selectable<MemoryRevisionsTable>): MemoryRevisionRe
     after: fromJson<MemoryRecord>(r.after_json),
     changedPaths: fromJson<string[]>(r.changed_paths_json) ?? [],
     createdAt: r.created_at,
+  };
+}
+
+/** A revision record as its `memory_revisions` row (the inverse of {@link toRevisionRecord}). */
+export function toRevisionRow(r: MemoryRevisionRecord): Selectable<MemoryRevisionsTable> {
+  return {
+    id: r.id,
+    tenant_id: r.tenantId,
+    memory_id: r.memoryId,
+    version: r.version,
+    action: r.action,
+    actor_kind: r.actorKind,
+    actor_id: r.actorId,
+    reason: r.reason.slice(0, 1024),
+    rule: r.rule,
+    before_json: r.before === undefined ? null : toJson(r.before),
+    after_json: r.after === undefined ? null : toJson(r.after),
+    changed_paths_json: toJson(r.changedPaths),
+    request_id: r.requestId,
+    extraction_job_id: r.extractionJobId ?? null,
+    created_at: r.createdAt,
   };
 }

@@ -213,3 +213,6 @@ const { toRecord, toRow } = rowCodec<SessionStateRecord, SessionStateRow>({
   updatedAt: ['updated_at', { read: (at: number) => at, write: (at?: number) => at ?? 0 }],
   version: 'version',
 });
+
+/** Rows of `session_states` and their records, both ways (export and import, `portability.ts`). */
+export const sessionStateRows = { toRecord, toRow } as const;

@@ -1097,6 +1097,9 @@ const { toRecord: sessionToRecord, toRow: sessionToRow } = rowCodec<SessionRecor
   version: 'version',
 });
 
+/** Rows of `sessions` and their records, both ways (export and import, `portability.ts`). */
+export const sessionRows = { toRecord: sessionToRecord, toRow: sessionToRow } as const;
+
 /** Tool calls as JSON, written with exactly their three fields. */
 const toolCallsJson: Codec<readonly ToolCall[], string> = {
   read: (text) => fromJson<ToolCall[]>(text) ?? [],
@@ -1121,6 +1124,9 @@ const { toRecord: messageToRecord, toRow: messageToRow } = rowCodec<MessageRecor
   createdAt: 'created_at',
 });
 
+/** Rows of `messages` and their records, both ways (export and import, `portability.ts`). */
+export const messageRows = { toRecord: messageToRecord, toRow: messageToRow } as const;
+
 const { toRecord: memCellToRecord, toRow: memCellToRow } = rowCodec<MemCellRecord, MemCellRow>({
   id: 'id',
   tenantId: 'tenant_id',
@@ -1143,3 +1149,6 @@ const { toRecord: memCellToRecord, toRow: memCellToRow } = rowCodec<MemCellRecor
   createdAt: 'created_at',
   updatedAt: 'updated_at',
 });
+
+/** Rows of `mem_cells` and their records, both ways (export and import, `portability.ts`). */
+export const memCellRows = { toRecord: memCellToRecord, toRow: memCellToRow } as const;

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { llmEnvShape } from '@engram/llm';
-import { envString, parseEnv, serviceEnvSchema } from '@engram/runtime';
+import { envInt, envString, parseEnv, serviceEnvSchema } from '@engram/runtime';
 import { storeEnvShape } from '@engram/store';
 
 /** Port of the governance service when it runs as its own process (`ENGRAM_PORT` overrides). */
@@ -10,6 +10,12 @@ export const DEFAULT_PORT = 50061;
 export const governanceEnvShape = {
   ...storeEnvShape,
   ...llmEnvShape,
+  /**
+   * The most an ImportUser stream may carry, in bytes of JSON lines (RESOURCE_EXHAUSTED
+   * BATCH_TOO_LARGE beyond): the import is checked whole before one transaction writes it, so it
+   * is held in memory. Default 256 MiB.
+   */
+  ENGRAM_IMPORT_MAX_BYTES: envInt(256 * 1024 * 1024, 1024 * 1024, 4 * 1024 * 1024 * 1024),
 } as const;
 
 /** Where the standalone governance process reaches ingestion (the all-in-one calls it in-process). */

@@ -21,6 +21,8 @@ export interface GovernanceDeps {
   readonly runner: ExtractionRunner;
   /** Completes forget receipts: told when ForgetUser recorded one, so the erasure goes on at once. */
   readonly forgetWorker: { wake(): void };
+  /** The most bytes one ImportUser stream may carry. */
+  readonly importMaxBytes: number;
 }
 
 const ADMIN_ROLE = 'admin';

@@ -13,6 +13,7 @@ import { MemoryHandlers } from './memory-handlers.js';
 import { MemoryLifecycleHandlers } from './memory-lifecycle-handlers.js';
 import { registerGovernanceMetrics } from './metrics.js';
 import { PolicyHandlers } from './policy-handlers.js';
+import { PortabilityHandlers } from './portability-handlers.js';
 import type { GovernanceResources } from './resources.js';
 import { RevisionHandlers } from './revision-handlers.js';
 
@@ -45,7 +46,15 @@ export function governanceModule(
     credentials: context.credentials,
   });
   const expiry = new ExpirySweeper({ store, logger: logger.child({ component: 'expiry' }) });
-  const deps: GovernanceDeps = { logger, store, policies, ingestion, runner, forgetWorker: forget.worker };
+  const deps: GovernanceDeps = {
+    logger,
+    store,
+    policies,
+    ingestion,
+    runner,
+    forgetWorker: forget.worker,
+    importMaxBytes: resources.importMaxBytes,
+  };
   // The handler classes hold their RPCs as own fields (arrow functions bound to the instance), so
   // spreading them loses nothing: a missing RPC is a compile error against the whole `GovernanceImpl`.
   const service: GovernanceImpl = {
@@ -55,6 +64,7 @@ export function governanceModule(
     ...new ExtractionJobHandlers(deps),
     ...new ForgetHandlers(deps),
     ...new PolicyHandlers(deps),
+    ...new PortabilityHandlers(deps),
   };
   return serviceModule(GovernanceService, service, [expiry.worker, forget.worker], () => runner.stop());
 }

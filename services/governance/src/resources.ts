@@ -12,6 +12,8 @@ export interface GovernanceResources {
   readonly chatModel?: ChatModel;
   /** The hard rules' policy of a tenant: the documented defaults under the tenant's overrides. */
   readonly policies: (tenantId: string) => GovernancePolicy;
+  /** The most bytes one ImportUser stream may carry (`ENGRAM_IMPORT_MAX_BYTES`). */
+  readonly importMaxBytes: number;
   /** Closes what was opened (the store); the module's workers are stopped before. */
   close(): Promise<void>;
 }
@@ -33,6 +35,7 @@ export function openGovernanceResources(
     store,
     ...(chatModel !== undefined ? { chatModel } : {}),
     policies,
+    importMaxBytes: config.ENGRAM_IMPORT_MAX_BYTES,
     close: () => store.close(),
   };
 }

@@ -21,7 +21,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file engram/governance/v1/governance_service.proto.
  */
 export const file_engram_governance_v1_governance_service: GenFile = /*@__PURE__*/
-  fileDesc("Ci1lbmdyYW0vZ292ZXJuYW5jZS92MS9nb3Zlcm5hbmNlX3NlcnZpY2UucHJvdG8SFGVuZ3JhbS5nb3Zlcm5hbmNlLnYxInQKE0NyZWF0ZU1lbW9yeVJlcXVlc3QSMgoGbWVtb3J5GAEgASgLMhwuZW5ncmFtLmdvdmVybmFuY2UudjEuTWVtb3J5QgTiQQECEhIKCnJlcXVlc3RfaWQYAiABKAkSFQoNdmFsaWRhdGVfb25seRgDIAEoCCJ2ChRDcmVhdGVNZW1vcnlSZXNwb25zZRIsCgZtZW1vcnkYASABKAsyHC5lbmdyYW0uZ292ZXJuYW5jZS52MS5NZW1vcnkSMAoIZGVjaXNpb24YAiABKAsyHi5lbmdyYW0uZ292ZXJuYW5jZS52MS5EZWNpc2lvbiImChBHZXRNZW1vcnlSZXF1ZXN0EhIKBG5hbWUYASABKAlCBOJBAQIiQQoRR2V0TWVtb3J5UmVzcG9uc2USLAoGbWVtb3J5GAEgASgLMhwuZW5ncmFtLmdvdmVybmFuY2UudjEuTWVtb3J5IuEEChNMaXN0TWVtb3JpZXNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJEi8KBXR5cGVzGAogAygOMiAuZW5ncmFtLmdvdmVybmFuY2UudjEuTWVtb3J5VHlwZRI0CghzdGF0dXNlcxgLIAMoDjIiLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLk1lbW9yeVN0YXR1cxISCgpuYW1lc3BhY2VzGAwgAygJEgwKBGtleXMYDSADKAkSJwoGc2NvcGVzGA4gAygOMhcuZW5ncmFtLmNvbW1vbi52MS5TY29wZRIOCgZvcmdfaWQYDyABKAkSDQoFb3duZXIYECABKAkSFgoOZXZlcmdyZWVuX29ubHkYESABKAgSNgoMc291cmNlX2tpbmRzGBIgAygOMiAuZW5ncmFtLmdvdmVybmFuY2UudjEuU291cmNlS2luZBIbCg5taW5fY29uZmlkZW5jZRgTIAEoAUgAiAEBEi8KCm9jY3VyX3RpbWUYFCABKAsyGy5lbmdyYW0uY29tbW9uLnYxLlRpbWVSYW5nZRIwCgtjcmVhdGVfdGltZRgVIAEoCzIbLmVuZ3JhbS5jb21tb24udjEuVGltZVJhbmdlEiwKCHZhbGlkX2F0GBYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdzZXNzaW9uGBcgASgJEjAKBW9yZGVyGB4gASgOMiEuZW5ncmFtLmdvdmVybmFuY2UudjEuTWVtb3J5T3JkZXJCEQoPX21pbl9jb25maWRlbmNlIl8KFExpc3RNZW1vcmllc1Jlc3BvbnNlEi4KCG1lbW9yaWVzGAEgAygLMhwuZW5ncmFtLmdvdmVybmFuY2UudjEuTWVtb3J5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSKlAQoTVXBkYXRlTWVtb3J5UmVxdWVzdBIyCgZtZW1vcnkYASABKAsyHC5lbmdyYW0uZ292ZXJuYW5jZS52MS5NZW1vcnlCBOJBAQISNQoLdXBkYXRlX21hc2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrQgTiQQECEgwKBGV0YWcYAyABKAkSFQoNdmFsaWRhdGVfb25seRgEIAEoCCJ2ChRVcGRhdGVNZW1vcnlSZXNwb25zZRIsCgZtZW1vcnkYASABKAsyHC5lbmdyYW0uZ292ZXJuYW5jZS52MS5NZW1vcnkSMAoIZGVjaXNpb24YAiABKAsyHi5lbmdyYW0uZ292ZXJuYW5jZS52MS5EZWNpc2lvbiJWChNEZWxldGVNZW1vcnlSZXF1ZXN0EhIKBG5hbWUYASABKAlCBOJBAQISDAoEZXRhZxgCIAEoCRIOCgZyZWFzb24YAyABKAkSDQoFcHVyZ2UYBCABKAgiRAoURGVsZXRlTWVtb3J5UmVzcG9uc2USLAoGbWVtb3J5GAEgASgLMhwuZW5ncmFtLmdvdmVybmFuY2UudjEuTWVtb3J5InkKFFJlc3RvcmVNZW1vcnlSZXF1ZXN0EhIKBG5hbWUYASABKAlCBOJBAQISDAoEZXRhZxgCIAEoCRIOCgZyZWFzb24YAyABKAkSLwoLZXhwaXJlX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIncKFVJlc3RvcmVNZW1vcnlSZXNwb25zZRIsCgZtZW1vcnkYASABKAsyHC5lbmdyYW0uZ292ZXJuYW5jZS52MS5NZW1vcnkSMAoIZGVjaXNpb24YAiABKAsyHi5lbmdyYW0uZ292ZXJuYW5jZS52MS5EZWNpc2lvbiKJAQoTUmV2aWV3TWVtb3J5UmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECEjoKB3ZlcmRpY3QYAiABKA4yIy5lbmdyYW0uZ292ZXJuYW5jZS52MS5SZXZpZXdWZXJkaWN0QgTiQQECEhQKBnJlYXNvbhgDIAEoCUIE4kEBAhIMCgRldGFnGAQgASgJInYKFFJldmlld01lbW9yeVJlc3BvbnNlEiwKBm1lbW9yeRgBIAEoCzIcLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLk1lbW9yeRIwCghkZWNpc2lvbhgCIAEoCzIeLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLkRlY2lzaW9uIlkKGkxpc3RNZW1vcnlSZXZpc2lvbnNSZXF1ZXN0EhQKBnBhcmVudBgBIAEoCUIE4kEBAhIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSJvChtMaXN0TWVtb3J5UmV2aXNpb25zUmVzcG9uc2USNwoJcmV2aXNpb25zGAEgAygLMiQuZW5ncmFtLmdvdmVybmFuY2UudjEuTWVtb3J5UmV2aXNpb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIi4KGEdldE1lbW9yeVJldmlzaW9uUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECIlMKGUdldE1lbW9yeVJldmlzaW9uUmVzcG9uc2USNgoIcmV2aXNpb24YASABKAsyJC5lbmdyYW0uZ292ZXJuYW5jZS52MS5NZW1vcnlSZXZpc2lvbiK5AQoWRXh0cmFjdE1lbW9yaWVzUmVxdWVzdBIWCghtZW1fY2VsbBgBIAEoCUIE4kEBAhIzCgpleHRyYWN0b3JzGAIgAygOMh8uZW5ncmFtLmdvdmVybmFuY2UudjEuRXh0cmFjdG9yEg8KB2RyeV9ydW4YAyABKAgSEQoJcmVleHRyYWN0GAQgASgIEhoKEnJldHVybl9pbW1lZGlhdGVseRgFIAEoCBISCgpyZXF1ZXN0X2lkGAYgASgJIlYKF0V4dHJhY3RNZW1vcmllc1Jlc3BvbnNlEjsKDmV4dHJhY3Rpb25fam9iGAEgASgLMiMuZW5ncmFtLmdvdmVybmFuY2UudjEuRXh0cmFjdGlvbkpvYiKVAQoWUHJvcG9zZU1lbW9yaWVzUmVxdWVzdBI/CgpjYW5kaWRhdGVzGAEgAygLMiUuZW5ncmFtLmdvdmVybmFuY2UudjEuQ2FuZGlkYXRlTWVtb3J5QgTiQQECEhUKDWxhbmd1YWdlX2NvZGUYAiABKAkSDwoHZHJ5X3J1bhgDIAEoCBISCgpyZXF1ZXN0X2lkGAQgASgJIkwKF1Byb3Bvc2VNZW1vcmllc1Jlc3BvbnNlEjEKCWRlY2lzaW9ucxgBIAMoCzIeLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLkRlY2lzaW9uIi0KF0dldEV4dHJhY3Rpb25Kb2JSZXF1ZXN0EhIKBG5hbWUYASABKAlCBOJBAQIiVwoYR2V0RXh0cmFjdGlvbkpvYlJlc3BvbnNlEjsKDmV4dHJhY3Rpb25fam9iGAEgASgLMiMuZW5ncmFtLmdvdmVybmFuY2UudjEuRXh0cmFjdGlvbkpvYiLWAQoZTGlzdEV4dHJhY3Rpb25Kb2JzUmVxdWVzdBIRCglwYWdlX3NpemUYASABKAUSEgoKcGFnZV90b2tlbhgCIAEoCRIQCghtZW1fY2VsbBgDIAEoCRIPCgdzZXNzaW9uGAQgASgJEjgKBnN0YXRlcxgFIAMoDjIoLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLkV4dHJhY3Rpb25Kb2JTdGF0ZRI1CgR2aWV3GAYgASgOMicuZW5ncmFtLmdvdmVybmFuY2UudjEuRXh0cmFjdGlvbkpvYlZpZXcicwoaTGlzdEV4dHJhY3Rpb25Kb2JzUmVzcG9uc2USPAoPZXh0cmFjdGlvbl9qb2JzGAEgAygLMiMuZW5ncmFtLmdvdmVybmFuY2UudjEuRXh0cmFjdGlvbkpvYhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiTgoRRm9yZ2V0VXNlclJlcXVlc3QSFQoHc3ViamVjdBgBIAEoCUIE4kEBAhIOCgZyZWFzb24YAiABKAkSEgoKcmVxdWVzdF9pZBgDIAEoCSJRChJGb3JnZXRVc2VyUmVzcG9uc2USOwoOZm9yZ2V0X3JlY2VpcHQYASABKAsyIy5lbmdyYW0uZ292ZXJuYW5jZS52MS5Gb3JnZXRSZWNlaXB0Ii0KF0dldEZvcmdldFJlY2VpcHRSZXF1ZXN0EhIKBG5hbWUYASABKAlCBOJBAQIiVwoYR2V0Rm9yZ2V0UmVjZWlwdFJlc3BvbnNlEjsKDmZvcmdldF9yZWNlaXB0GAEgASgLMiMuZW5ncmFtLmdvdmVybmFuY2UudjEuRm9yZ2V0UmVjZWlwdCKNAQoZTGlzdEZvcmdldFJlY2VpcHRzUmVxdWVzdBIRCglwYWdlX3NpemUYASABKAUSEgoKcGFnZV90b2tlbhgCIAEoCRIPCgdzdWJqZWN0GAMgASgJEjgKBnN0YXRlcxgEIAMoDjIoLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLkZvcmdldFJlY2VpcHRTdGF0ZSJzChpMaXN0Rm9yZ2V0UmVjZWlwdHNSZXNwb25zZRI8Cg9mb3JnZXRfcmVjZWlwdHMYASADKAsyIy5lbmdyYW0uZ292ZXJuYW5jZS52MS5Gb3JnZXRSZWNlaXB0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIgChBHZXRQb2xpY3lSZXF1ZXN0EgwKBG5hbWUYASABKAkiQQoRR2V0UG9saWN5UmVzcG9uc2USLAoGcG9saWN5GAEgASgLMhwuZW5ncmFtLmdvdmVybmFuY2UudjEuUG9saWN5KpEBCgtNZW1vcnlPcmRlchIcChhNRU1PUllfT1JERVJfVU5TUEVDSUZJRUQQABIhCh1NRU1PUllfT1JERVJfQ1JFQVRFX1RJTUVfREVTQxABEiAKHE1FTU9SWV9PUkRFUl9PQ0NVUl9USU1FX0RFU0MQAhIfChtNRU1PUllfT1JERVJfT0NDVVJfVElNRV9BU0MQAypmCg1SZXZpZXdWZXJkaWN0Eh4KGlJFVklFV19WRVJESUNUX1VOU1BFQ0lGSUVEEAASGgoWUkVWSUVXX1ZFUkRJQ1RfQVBQUk9WRRABEhkKFVJFVklFV19WRVJESUNUX1JFSkVDVBACKnUKEUV4dHJhY3Rpb25Kb2JWaWV3EiMKH0VYVFJBQ1RJT05fSk9CX1ZJRVdfVU5TUEVDSUZJRUQQABIdChlFWFRSQUNUSU9OX0pPQl9WSUVXX0JBU0lDEAESHAoYRVhUUkFDVElPTl9KT0JfVklFV19GVUxMEAIyxw4KEUdvdmVybmFuY2VTZXJ2aWNlEmUKDENyZWF0ZU1lbW9yeRIpLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLkNyZWF0ZU1lbW9yeVJlcXVlc3QaKi5lbmdyYW0uZ292ZXJuYW5jZS52MS5DcmVhdGVNZW1vcnlSZXNwb25zZRJcCglHZXRNZW1vcnkSJi5lbmdyYW0uZ292ZXJuYW5jZS52MS5HZXRNZW1vcnlSZXF1ZXN0GicuZW5ncmFtLmdvdmVybmFuY2UudjEuR2V0TWVtb3J5UmVzcG9uc2USZQoMTGlzdE1lbW9yaWVzEikuZW5ncmFtLmdvdmVybmFuY2UudjEuTGlzdE1lbW9yaWVzUmVxdWVzdBoqLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLkxpc3RNZW1vcmllc1Jlc3BvbnNlEmUKDFVwZGF0ZU1lbW9yeRIpLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLlVwZGF0ZU1lbW9yeVJlcXVlc3QaKi5lbmdyYW0uZ292ZXJuYW5jZS52MS5VcGRhdGVNZW1vcnlSZXNwb25zZRJlCgxEZWxldGVNZW1vcnkSKS5lbmdyYW0uZ292ZXJuYW5jZS52MS5EZWxldGVNZW1vcnlSZXF1ZXN0GiouZW5ncmFtLmdvdmVybmFuY2UudjEuRGVsZXRlTWVtb3J5UmVzcG9uc2USaAoNUmVzdG9yZU1lbW9yeRIqLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLlJlc3RvcmVNZW1vcnlSZXF1ZXN0GisuZW5ncmFtLmdvdmVybmFuY2UudjEuUmVzdG9yZU1lbW9yeVJlc3BvbnNlEmUKDFJldmlld01lbW9yeRIpLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLlJldmlld01lbW9yeVJlcXVlc3QaKi5lbmdyYW0uZ292ZXJuYW5jZS52MS5SZXZpZXdNZW1vcnlSZXNwb25zZRJ6ChNMaXN0TWVtb3J5UmV2aXNpb25zEjAuZW5ncmFtLmdvdmVybmFuY2UudjEuTGlzdE1lbW9yeVJldmlzaW9uc1JlcXVlc3QaMS5lbmdyYW0uZ292ZXJuYW5jZS52MS5MaXN0TWVtb3J5UmV2aXNpb25zUmVzcG9uc2USdAoRR2V0TWVtb3J5UmV2aXNpb24SLi5lbmdyYW0uZ292ZXJuYW5jZS52MS5HZXRNZW1vcnlSZXZpc2lvblJlcXVlc3QaLy5lbmdyYW0uZ292ZXJuYW5jZS52MS5HZXRNZW1vcnlSZXZpc2lvblJlc3BvbnNlEm4KD0V4dHJhY3RNZW1vcmllcxIsLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLkV4dHJhY3RNZW1vcmllc1JlcXVlc3QaLS5lbmdyYW0uZ292ZXJuYW5jZS52MS5FeHRyYWN0TWVtb3JpZXNSZXNwb25zZRJuCg9Qcm9wb3NlTWVtb3JpZXMSLC5lbmdyYW0uZ292ZXJuYW5jZS52MS5Qcm9wb3NlTWVtb3JpZXNSZXF1ZXN0Gi0uZW5ncmFtLmdvdmVybmFuY2UudjEuUHJvcG9zZU1lbW9yaWVzUmVzcG9uc2UScQoQR2V0RXh0cmFjdGlvbkpvYhItLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLkdldEV4dHJhY3Rpb25Kb2JSZXF1ZXN0Gi4uZW5ncmFtLmdvdmVybmFuY2UudjEuR2V0RXh0cmFjdGlvbkpvYlJlc3BvbnNlEncKEkxpc3RFeHRyYWN0aW9uSm9icxIvLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLkxpc3RFeHRyYWN0aW9uSm9ic1JlcXVlc3QaMC5lbmdyYW0uZ292ZXJuYW5jZS52MS5MaXN0RXh0cmFjdGlvbkpvYnNSZXNwb25zZRJfCgpGb3JnZXRVc2VyEicuZW5ncmFtLmdvdmVybmFuY2UudjEuRm9yZ2V0VXNlclJlcXVlc3QaKC5lbmdyYW0uZ292ZXJuYW5jZS52MS5Gb3JnZXRVc2VyUmVzcG9uc2UScQoQR2V0Rm9yZ2V0UmVjZWlwdBItLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLkdldEZvcmdldFJlY2VpcHRSZXF1ZXN0Gi4uZW5ncmFtLmdvdmVybmFuY2UudjEuR2V0Rm9yZ2V0UmVjZWlwdFJlc3BvbnNlEncKEkxpc3RGb3JnZXRSZWNlaXB0cxIvLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLkxpc3RGb3JnZXRSZWNlaXB0c1JlcXVlc3QaMC5lbmdyYW0uZ292ZXJuYW5jZS52MS5MaXN0Rm9yZ2V0UmVjZWlwdHNSZXNwb25zZRJcCglHZXRQb2xpY3kSJi5lbmdyYW0uZ292ZXJuYW5jZS52MS5HZXRQb2xpY3lSZXF1ZXN0GicuZW5ncmFtLmdvdmVybmFuY2UudjEuR2V0UG9saWN5UmVzcG9uc2ViBnByb3RvMw", [file_engram_common_v1_scope, file_engram_common_v1_time_range, file_engram_governance_v1_memory, file_engram_governance_v1_policy, file_google_api_field_behavior, file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
+  fileDesc("Ci1lbmdyYW0vZ292ZXJuYW5jZS92MS9nb3Zlcm5hbmNlX3NlcnZpY2UucHJvdG8SFGVuZ3JhbS5nb3Zlcm5hbmNlLnYxInQKE0NyZWF0ZU1lbW9yeVJlcXVlc3QSMgoGbWVtb3J5GAEgASgLMhwuZW5ncmFtLmdvdmVybmFuY2UudjEuTWVtb3J5QgTiQQECEhIKCnJlcXVlc3RfaWQYAiABKAkSFQoNdmFsaWRhdGVfb25seRgDIAEoCCJ2ChRDcmVhdGVNZW1vcnlSZXNwb25zZRIsCgZtZW1vcnkYASABKAsyHC5lbmdyYW0uZ292ZXJuYW5jZS52MS5NZW1vcnkSMAoIZGVjaXNpb24YAiABKAsyHi5lbmdyYW0uZ292ZXJuYW5jZS52MS5EZWNpc2lvbiImChBHZXRNZW1vcnlSZXF1ZXN0EhIKBG5hbWUYASABKAlCBOJBAQIiQQoRR2V0TWVtb3J5UmVzcG9uc2USLAoGbWVtb3J5GAEgASgLMhwuZW5ncmFtLmdvdmVybmFuY2UudjEuTWVtb3J5IuEEChNMaXN0TWVtb3JpZXNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJEi8KBXR5cGVzGAogAygOMiAuZW5ncmFtLmdvdmVybmFuY2UudjEuTWVtb3J5VHlwZRI0CghzdGF0dXNlcxgLIAMoDjIiLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLk1lbW9yeVN0YXR1cxISCgpuYW1lc3BhY2VzGAwgAygJEgwKBGtleXMYDSADKAkSJwoGc2NvcGVzGA4gAygOMhcuZW5ncmFtLmNvbW1vbi52MS5TY29wZRIOCgZvcmdfaWQYDyABKAkSDQoFb3duZXIYECABKAkSFgoOZXZlcmdyZWVuX29ubHkYESABKAgSNgoMc291cmNlX2tpbmRzGBIgAygOMiAuZW5ncmFtLmdvdmVybmFuY2UudjEuU291cmNlS2luZBIbCg5taW5fY29uZmlkZW5jZRgTIAEoAUgAiAEBEi8KCm9jY3VyX3RpbWUYFCABKAsyGy5lbmdyYW0uY29tbW9uLnYxLlRpbWVSYW5nZRIwCgtjcmVhdGVfdGltZRgVIAEoCzIbLmVuZ3JhbS5jb21tb24udjEuVGltZVJhbmdlEiwKCHZhbGlkX2F0GBYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdzZXNzaW9uGBcgASgJEjAKBW9yZGVyGB4gASgOMiEuZW5ncmFtLmdvdmVybmFuY2UudjEuTWVtb3J5T3JkZXJCEQoPX21pbl9jb25maWRlbmNlIl8KFExpc3RNZW1vcmllc1Jlc3BvbnNlEi4KCG1lbW9yaWVzGAEgAygLMhwuZW5ncmFtLmdvdmVybmFuY2UudjEuTWVtb3J5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSKlAQoTVXBkYXRlTWVtb3J5UmVxdWVzdBIyCgZtZW1vcnkYASABKAsyHC5lbmdyYW0uZ292ZXJuYW5jZS52MS5NZW1vcnlCBOJBAQISNQoLdXBkYXRlX21hc2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrQgTiQQECEgwKBGV0YWcYAyABKAkSFQoNdmFsaWRhdGVfb25seRgEIAEoCCJ2ChRVcGRhdGVNZW1vcnlSZXNwb25zZRIsCgZtZW1vcnkYASABKAsyHC5lbmdyYW0uZ292ZXJuYW5jZS52MS5NZW1vcnkSMAoIZGVjaXNpb24YAiABKAsyHi5lbmdyYW0uZ292ZXJuYW5jZS52MS5EZWNpc2lvbiJWChNEZWxldGVNZW1vcnlSZXF1ZXN0EhIKBG5hbWUYASABKAlCBOJBAQISDAoEZXRhZxgCIAEoCRIOCgZyZWFzb24YAyABKAkSDQoFcHVyZ2UYBCABKAgiRAoURGVsZXRlTWVtb3J5UmVzcG9uc2USLAoGbWVtb3J5GAEgASgLMhwuZW5ncmFtLmdvdmVybmFuY2UudjEuTWVtb3J5InkKFFJlc3RvcmVNZW1vcnlSZXF1ZXN0EhIKBG5hbWUYASABKAlCBOJBAQISDAoEZXRhZxgCIAEoCRIOCgZyZWFzb24YAyABKAkSLwoLZXhwaXJlX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIncKFVJlc3RvcmVNZW1vcnlSZXNwb25zZRIsCgZtZW1vcnkYASABKAsyHC5lbmdyYW0uZ292ZXJuYW5jZS52MS5NZW1vcnkSMAoIZGVjaXNpb24YAiABKAsyHi5lbmdyYW0uZ292ZXJuYW5jZS52MS5EZWNpc2lvbiKJAQoTUmV2aWV3TWVtb3J5UmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECEjoKB3ZlcmRpY3QYAiABKA4yIy5lbmdyYW0uZ292ZXJuYW5jZS52MS5SZXZpZXdWZXJkaWN0QgTiQQECEhQKBnJlYXNvbhgDIAEoCUIE4kEBAhIMCgRldGFnGAQgASgJInYKFFJldmlld01lbW9yeVJlc3BvbnNlEiwKBm1lbW9yeRgBIAEoCzIcLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLk1lbW9yeRIwCghkZWNpc2lvbhgCIAEoCzIeLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLkRlY2lzaW9uIlkKGkxpc3RNZW1vcnlSZXZpc2lvbnNSZXF1ZXN0EhQKBnBhcmVudBgBIAEoCUIE4kEBAhIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSJvChtMaXN0TWVtb3J5UmV2aXNpb25zUmVzcG9uc2USNwoJcmV2aXNpb25zGAEgAygLMiQuZW5ncmFtLmdvdmVybmFuY2UudjEuTWVtb3J5UmV2aXNpb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIi4KGEdldE1lbW9yeVJldmlzaW9uUmVxdWVzdBISCgRuYW1lGAEgASgJQgTiQQECIlMKGUdldE1lbW9yeVJldmlzaW9uUmVzcG9uc2USNgoIcmV2aXNpb24YASABKAsyJC5lbmdyYW0uZ292ZXJuYW5jZS52MS5NZW1vcnlSZXZpc2lvbiK5AQoWRXh0cmFjdE1lbW9yaWVzUmVxdWVzdBIWCghtZW1fY2VsbBgBIAEoCUIE4kEBAhIzCgpleHRyYWN0b3JzGAIgAygOMh8uZW5ncmFtLmdvdmVybmFuY2UudjEuRXh0cmFjdG9yEg8KB2RyeV9ydW4YAyABKAgSEQoJcmVleHRyYWN0GAQgASgIEhoKEnJldHVybl9pbW1lZGlhdGVseRgFIAEoCBISCgpyZXF1ZXN0X2lkGAYgASgJIlYKF0V4dHJhY3RNZW1vcmllc1Jlc3BvbnNlEjsKDmV4dHJhY3Rpb25fam9iGAEgASgLMiMuZW5ncmFtLmdvdmVybmFuY2UudjEuRXh0cmFjdGlvbkpvYiKVAQoWUHJvcG9zZU1lbW9yaWVzUmVxdWVzdBI/CgpjYW5kaWRhdGVzGAEgAygLMiUuZW5ncmFtLmdvdmVybmFuY2UudjEuQ2FuZGlkYXRlTWVtb3J5QgTiQQECEhUKDWxhbmd1YWdlX2NvZGUYAiABKAkSDwoHZHJ5X3J1bhgDIAEoCBISCgpyZXF1ZXN0X2lkGAQgASgJIkwKF1Byb3Bvc2VNZW1vcmllc1Jlc3BvbnNlEjEKCWRlY2lzaW9ucxgBIAMoCzIeLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLkRlY2lzaW9uIi0KF0dldEV4dHJhY3Rpb25Kb2JSZXF1ZXN0EhIKBG5hbWUYASABKAlCBOJBAQIiVwoYR2V0RXh0cmFjdGlvbkpvYlJlc3BvbnNlEjsKDmV4dHJhY3Rpb25fam9iGAEgASgLMiMuZW5ncmFtLmdvdmVybmFuY2UudjEuRXh0cmFjdGlvbkpvYiLWAQoZTGlzdEV4dHJhY3Rpb25Kb2JzUmVxdWVzdBIRCglwYWdlX3NpemUYASABKAUSEgoKcGFnZV90b2tlbhgCIAEoCRIQCghtZW1fY2VsbBgDIAEoCRIPCgdzZXNzaW9uGAQgASgJEjgKBnN0YXRlcxgFIAMoDjIoLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLkV4dHJhY3Rpb25Kb2JTdGF0ZRI1CgR2aWV3GAYgASgOMicuZW5ncmFtLmdvdmVybmFuY2UudjEuRXh0cmFjdGlvbkpvYlZpZXcicwoaTGlzdEV4dHJhY3Rpb25Kb2JzUmVzcG9uc2USPAoPZXh0cmFjdGlvbl9qb2JzGAEgAygLMiMuZW5ncmFtLmdvdmVybmFuY2UudjEuRXh0cmFjdGlvbkpvYhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiTgoRRm9yZ2V0VXNlclJlcXVlc3QSFQoHc3ViamVjdBgBIAEoCUIE4kEBAhIOCgZyZWFzb24YAiABKAkSEgoKcmVxdWVzdF9pZBgDIAEoCSJRChJGb3JnZXRVc2VyUmVzcG9uc2USOwoOZm9yZ2V0X3JlY2VpcHQYASABKAsyIy5lbmdyYW0uZ292ZXJuYW5jZS52MS5Gb3JnZXRSZWNlaXB0Ii0KF0dldEZvcmdldFJlY2VpcHRSZXF1ZXN0EhIKBG5hbWUYASABKAlCBOJBAQIiVwoYR2V0Rm9yZ2V0UmVjZWlwdFJlc3BvbnNlEjsKDmZvcmdldF9yZWNlaXB0GAEgASgLMiMuZW5ncmFtLmdvdmVybmFuY2UudjEuRm9yZ2V0UmVjZWlwdCKNAQoZTGlzdEZvcmdldFJlY2VpcHRzUmVxdWVzdBIRCglwYWdlX3NpemUYASABKAUSEgoKcGFnZV90b2tlbhgCIAEoCRIPCgdzdWJqZWN0GAMgASgJEjgKBnN0YXRlcxgEIAMoDjIoLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLkZvcmdldFJlY2VpcHRTdGF0ZSJzChpMaXN0Rm9yZ2V0UmVjZWlwdHNSZXNwb25zZRI8Cg9mb3JnZXRfcmVjZWlwdHMYASADKAsyIy5lbmdyYW0uZ292ZXJuYW5jZS52MS5Gb3JnZXRSZWNlaXB0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSITChFFeHBvcnRVc2VyUmVxdWVzdCIpChJFeHBvcnRVc2VyUmVzcG9uc2USEwoFbGluZXMYASADKAlCBOJBAQMiXAoRSW1wb3J0VXNlclJlcXVlc3QSFQoHc3ViamVjdBgBIAEoCUIE4kEBARIbCg12YWxpZGF0ZV9vbmx5GAIgASgIQgTiQQEBEhMKBWxpbmVzGAMgAygJQgTiQQEBItcDChJJbXBvcnRVc2VyUmVzcG9uc2USFQoHc3ViamVjdBgBIAEoCUIE4kEBAxIbCg1zb3VyY2VfdGVuYW50GAIgASgJQgTiQQEDEhwKDnNvdXJjZV9zdWJqZWN0GAMgASgJQgTiQQEDEhoKDGlkc19yZW1hcHBlZBgEIAEoCEIE4kEBAxIVCgdyZWNvcmRzGAUgASgDQgTiQQEDEkwKB2NyZWF0ZWQYBiADKAsyNS5lbmdyYW0uZ292ZXJuYW5jZS52MS5JbXBvcnRVc2VyUmVzcG9uc2UuQ3JlYXRlZEVudHJ5QgTiQQEDElAKCXVuY2hhbmdlZBgHIAMoCzI3LmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLkltcG9ydFVzZXJSZXNwb25zZS5VbmNoYW5nZWRFbnRyeUIE4kEBAxIdCg9yZWRhY3RlZF9maWVsZHMYCCABKANCBOJBAQMSGwoNdmFsaWRhdGVfb25seRgJIAEoCEIE4kEBAxouCgxDcmVhdGVkRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ARowCg5VbmNoYW5nZWRFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAM6AjgBIiAKEEdldFBvbGljeVJlcXVlc3QSDAoEbmFtZRgBIAEoCSJBChFHZXRQb2xpY3lSZXNwb25zZRIsCgZwb2xpY3kYASABKAsyHC5lbmdyYW0uZ292ZXJuYW5jZS52MS5Qb2xpY3kqkQEKC01lbW9yeU9yZGVyEhwKGE1FTU9SWV9PUkRFUl9VTlNQRUNJRklFRBAAEiEKHU1FTU9SWV9PUkRFUl9DUkVBVEVfVElNRV9ERVNDEAESIAocTUVNT1JZX09SREVSX09DQ1VSX1RJTUVfREVTQxACEh8KG01FTU9SWV9PUkRFUl9PQ0NVUl9USU1FX0FTQxADKmYKDVJldmlld1ZlcmRpY3QSHgoaUkVWSUVXX1ZFUkRJQ1RfVU5TUEVDSUZJRUQQABIaChZSRVZJRVdfVkVSRElDVF9BUFBST1ZFEAESGQoVUkVWSUVXX1ZFUkRJQ1RfUkVKRUNUEAIqdQoRRXh0cmFjdGlvbkpvYlZpZXcSIwofRVhUUkFDVElPTl9KT0JfVklFV19VTlNQRUNJRklFRBAAEh0KGUVYVFJBQ1RJT05fSk9CX1ZJRVdfQkFTSUMQARIcChhFWFRSQUNUSU9OX0pPQl9WSUVXX0ZVTEwQAjKNEAoRR292ZXJuYW5jZVNlcnZpY2USZQoMQ3JlYXRlTWVtb3J5EikuZW5ncmFtLmdvdmVybmFuY2UudjEuQ3JlYXRlTWVtb3J5UmVxdWVzdBoqLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLkNyZWF0ZU1lbW9yeVJlc3BvbnNlElwKCUdldE1lbW9yeRImLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLkdldE1lbW9yeVJlcXVlc3QaJy5lbmdyYW0uZ292ZXJuYW5jZS52MS5HZXRNZW1vcnlSZXNwb25zZRJlCgxMaXN0TWVtb3JpZXMSKS5lbmdyYW0uZ292ZXJuYW5jZS52MS5MaXN0TWVtb3JpZXNSZXF1ZXN0GiouZW5ncmFtLmdvdmVybmFuY2UudjEuTGlzdE1lbW9yaWVzUmVzcG9uc2USZQoMVXBkYXRlTWVtb3J5EikuZW5ncmFtLmdvdmVybmFuY2UudjEuVXBkYXRlTWVtb3J5UmVxdWVzdBoqLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLlVwZGF0ZU1lbW9yeVJlc3BvbnNlEmUKDERlbGV0ZU1lbW9yeRIpLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLkRlbGV0ZU1lbW9yeVJlcXVlc3QaKi5lbmdyYW0uZ292ZXJuYW5jZS52MS5EZWxldGVNZW1vcnlSZXNwb25zZRJoCg1SZXN0b3JlTWVtb3J5EiouZW5ncmFtLmdvdmVybmFuY2UudjEuUmVzdG9yZU1lbW9yeVJlcXVlc3QaKy5lbmdyYW0uZ292ZXJuYW5jZS52MS5SZXN0b3JlTWVtb3J5UmVzcG9uc2USZQoMUmV2aWV3TWVtb3J5EikuZW5ncmFtLmdvdmVybmFuY2UudjEuUmV2aWV3TWVtb3J5UmVxdWVzdBoqLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLlJldmlld01lbW9yeVJlc3BvbnNlEnoKE0xpc3RNZW1vcnlSZXZpc2lvbnMSMC5lbmdyYW0uZ292ZXJuYW5jZS52MS5MaXN0TWVtb3J5UmV2aXNpb25zUmVxdWVzdBoxLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLkxpc3RNZW1vcnlSZXZpc2lvbnNSZXNwb25zZRJ0ChFHZXRNZW1vcnlSZXZpc2lvbhIuLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLkdldE1lbW9yeVJldmlzaW9uUmVxdWVzdBovLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLkdldE1lbW9yeVJldmlzaW9uUmVzcG9uc2USbgoPRXh0cmFjdE1lbW9yaWVzEiwuZW5ncmFtLmdvdmVybmFuY2UudjEuRXh0cmFjdE1lbW9yaWVzUmVxdWVzdBotLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLkV4dHJhY3RNZW1vcmllc1Jlc3BvbnNlEm4KD1Byb3Bvc2VNZW1vcmllcxIsLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLlByb3Bvc2VNZW1vcmllc1JlcXVlc3QaLS5lbmdyYW0uZ292ZXJuYW5jZS52MS5Qcm9wb3NlTWVtb3JpZXNSZXNwb25zZRJxChBHZXRFeHRyYWN0aW9uSm9iEi0uZW5ncmFtLmdvdmVybmFuY2UudjEuR2V0RXh0cmFjdGlvbkpvYlJlcXVlc3QaLi5lbmdyYW0uZ292ZXJuYW5jZS52MS5HZXRFeHRyYWN0aW9uSm9iUmVzcG9uc2USdwoSTGlzdEV4dHJhY3Rpb25Kb2JzEi8uZW5ncmFtLmdvdmVybmFuY2UudjEuTGlzdEV4dHJhY3Rpb25Kb2JzUmVxdWVzdBowLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLkxpc3RFeHRyYWN0aW9uSm9ic1Jlc3BvbnNlEl8KCkZvcmdldFVzZXISJy5lbmdyYW0uZ292ZXJuYW5jZS52MS5Gb3JnZXRVc2VyUmVxdWVzdBooLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLkZvcmdldFVzZXJSZXNwb25zZRJxChBHZXRGb3JnZXRSZWNlaXB0Ei0uZW5ncmFtLmdvdmVybmFuY2UudjEuR2V0Rm9yZ2V0UmVjZWlwdFJlcXVlc3QaLi5lbmdyYW0uZ292ZXJuYW5jZS52MS5HZXRGb3JnZXRSZWNlaXB0UmVzcG9uc2USdwoSTGlzdEZvcmdldFJlY2VpcHRzEi8uZW5ncmFtLmdvdmVybmFuY2UudjEuTGlzdEZvcmdldFJlY2VpcHRzUmVxdWVzdBowLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLkxpc3RGb3JnZXRSZWNlaXB0c1Jlc3BvbnNlEmEKCkV4cG9ydFVzZXISJy5lbmdyYW0uZ292ZXJuYW5jZS52MS5FeHBvcnRVc2VyUmVxdWVzdBooLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLkV4cG9ydFVzZXJSZXNwb25zZTABEmEKCkltcG9ydFVzZXISJy5lbmdyYW0uZ292ZXJuYW5jZS52MS5JbXBvcnRVc2VyUmVxdWVzdBooLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLkltcG9ydFVzZXJSZXNwb25zZSgBElwKCUdldFBvbGljeRImLmVuZ3JhbS5nb3Zlcm5hbmNlLnYxLkdldFBvbGljeVJlcXVlc3QaJy5lbmdyYW0uZ292ZXJuYW5jZS52MS5HZXRQb2xpY3lSZXNwb25zZWIGcHJvdG8z", [file_engram_common_v1_scope, file_engram_common_v1_time_range, file_engram_governance_v1_memory, file_engram_governance_v1_policy, file_google_api_field_behavior, file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
 
 /**
  * Request of GovernanceService.CreateMemory.
@@ -1157,6 +1157,159 @@ export const ListForgetReceiptsResponseSchema: GenMessage<ListForgetReceiptsResp
   messageDesc(file_engram_governance_v1_governance_service, 31);
 
 /**
+ * Request of GovernanceService.ExportUser.
+ *
+ * @generated from message engram.governance.v1.ExportUserRequest
+ */
+export type ExportUserRequest = Message<"engram.governance.v1.ExportUserRequest"> & {
+};
+
+/**
+ * Describes the message engram.governance.v1.ExportUserRequest.
+ * Use `create(ExportUserRequestSchema)` to create a new message.
+ */
+export const ExportUserRequestSchema: GenMessage<ExportUserRequest> = /*@__PURE__*/
+  messageDesc(file_engram_governance_v1_governance_service, 32);
+
+/**
+ * Response of GovernanceService.ExportUser: the next lines of the export.
+ *
+ * @generated from message engram.governance.v1.ExportUserResponse
+ */
+export type ExportUserResponse = Message<"engram.governance.v1.ExportUserResponse"> & {
+  /**
+   * Complete JSON lines (without their `\n`), in file order: the header is the first line of
+   * the first response, the trailer the last line of the last.
+   *
+   * @generated from field: repeated string lines = 1;
+   */
+  lines: string[];
+};
+
+/**
+ * Describes the message engram.governance.v1.ExportUserResponse.
+ * Use `create(ExportUserResponseSchema)` to create a new message.
+ */
+export const ExportUserResponseSchema: GenMessage<ExportUserResponse> = /*@__PURE__*/
+  messageDesc(file_engram_governance_v1_governance_service, 33);
+
+/**
+ * One message of GovernanceService.ImportUser's stream.
+ *
+ * @generated from message engram.governance.v1.ImportUserRequest
+ */
+export type ImportUserRequest = Message<"engram.governance.v1.ImportUserRequest"> & {
+  /**
+   * First message only: whose content this becomes, a `sub` of the caller's tenant (1–256
+   * characters). Empty: the caller. Another subject requires the `admin` role.
+   *
+   * @generated from field: string subject = 1;
+   */
+  subject: string;
+
+  /**
+   * First message only: check everything and report what would be written, write nothing.
+   *
+   * @generated from field: bool validate_only = 2;
+   */
+  validateOnly: boolean;
+
+  /**
+   * The next lines of the file, in order, each without its line break. Empty lines are ignored.
+   *
+   * @generated from field: repeated string lines = 3;
+   */
+  lines: string[];
+};
+
+/**
+ * Describes the message engram.governance.v1.ImportUserRequest.
+ * Use `create(ImportUserRequestSchema)` to create a new message.
+ */
+export const ImportUserRequestSchema: GenMessage<ImportUserRequest> = /*@__PURE__*/
+  messageDesc(file_engram_governance_v1_governance_service, 34);
+
+/**
+ * Response of GovernanceService.ImportUser.
+ *
+ * @generated from message engram.governance.v1.ImportUserResponse
+ */
+export type ImportUserResponse = Message<"engram.governance.v1.ImportUserResponse"> & {
+  /**
+   * The subject the records now belong to.
+   *
+   * @generated from field: string subject = 1;
+   */
+  subject: string;
+
+  /**
+   * The export's source tenant and subject, from its header.
+   *
+   * @generated from field: string source_tenant = 2;
+   */
+  sourceTenant: string;
+
+  /**
+   * See `source_tenant`.
+   *
+   * @generated from field: string source_subject = 3;
+   */
+  sourceSubject: string;
+
+  /**
+   * Whether identifiers were derived for the target (true unless the target tenant and subject
+   * are the source's).
+   *
+   * @generated from field: bool ids_remapped = 4;
+   */
+  idsRemapped: boolean;
+
+  /**
+   * Records read (header and trailer excluded).
+   *
+   * @generated from field: int64 records = 5;
+   */
+  records: bigint;
+
+  /**
+   * Records written, by kind (`memory`, `memory_revision`, `extraction_job`, `session`,
+   * `message`, `mem_cell`, `session_state`, `document`, `chunk`); with `validate_only`, the
+   * records that would be written.
+   *
+   * @generated from field: map<string, int64> created = 6;
+   */
+  created: { [key: string]: bigint };
+
+  /**
+   * Records that already existed for the target and were left as they are, by kind.
+   *
+   * @generated from field: map<string, int64> unchanged = 7;
+   */
+  unchanged: { [key: string]: bigint };
+
+  /**
+   * Free-text fields changed by redaction on the way in (0 for an Engram export).
+   *
+   * @generated from field: int64 redacted_fields = 8;
+   */
+  redactedFields: bigint;
+
+  /**
+   * Whether this was a `validate_only` run (nothing written).
+   *
+   * @generated from field: bool validate_only = 9;
+   */
+  validateOnly: boolean;
+};
+
+/**
+ * Describes the message engram.governance.v1.ImportUserResponse.
+ * Use `create(ImportUserResponseSchema)` to create a new message.
+ */
+export const ImportUserResponseSchema: GenMessage<ImportUserResponse> = /*@__PURE__*/
+  messageDesc(file_engram_governance_v1_governance_service, 35);
+
+/**
  * Request of GovernanceService.GetPolicy. Requires the `admin` role.
  *
  * @generated from message engram.governance.v1.GetPolicyRequest
@@ -1175,7 +1328,7 @@ export type GetPolicyRequest = Message<"engram.governance.v1.GetPolicyRequest"> 
  * Use `create(GetPolicyRequestSchema)` to create a new message.
  */
 export const GetPolicyRequestSchema: GenMessage<GetPolicyRequest> = /*@__PURE__*/
-  messageDesc(file_engram_governance_v1_governance_service, 32);
+  messageDesc(file_engram_governance_v1_governance_service, 36);
 
 /**
  * Response of GovernanceService.GetPolicy.
@@ -1196,7 +1349,7 @@ export type GetPolicyResponse = Message<"engram.governance.v1.GetPolicyResponse"
  * Use `create(GetPolicyResponseSchema)` to create a new message.
  */
 export const GetPolicyResponseSchema: GenMessage<GetPolicyResponse> = /*@__PURE__*/
-  messageDesc(file_engram_governance_v1_governance_service, 33);
+  messageDesc(file_engram_governance_v1_governance_service, 37);
 
 /**
  * The order of ListMemories results.
@@ -1671,6 +1824,63 @@ export const GovernanceService: GenService<{
     methodKind: "unary";
     input: typeof ListForgetReceiptsRequestSchema;
     output: typeof ListForgetReceiptsResponseSchema;
+  },
+  /**
+   * Exports everything the caller owns in the tenant as the Engram export format
+   * (`engram.export`, version 1; docs/export-format.md): JSON Lines, one record per line — a
+   * header with the format and schema versions, the source tenant and subject and a count per
+   * kind; then the memories (any status and scope the caller owns), their revisions with the rule
+   * decisions, the extraction jobs with their candidates' decisions, the sessions, their messages,
+   * MemCells and session states, the documents and their chunks; and a trailer with the record
+   * count and the SHA-256 of every line before it. The records are one consistent snapshot read
+   * in a single transaction. Secrets never appear: every stored field passed redaction on its
+   * way in.
+   *
+   * Each response carries complete lines, in order; written one per line (each followed by
+   * `\n`) they are the file. A client that cannot keep the whole export may write the lines as
+   * they come.
+   *
+   * Errors: none beyond the generic ones.
+   *
+   * @generated from rpc engram.governance.v1.GovernanceService.ExportUser
+   */
+  exportUser: {
+    methodKind: "server_streaming";
+    input: typeof ExportUserRequestSchema;
+    output: typeof ExportUserResponseSchema;
+  },
+  /**
+   * Imports an export (the lines of `ExportUser`, or of a converter such as
+   * `engram import --from mem0`) into the caller's tenant, for the caller or, with the `admin`
+   * role, for another subject of the tenant.
+   *
+   * The whole stream is read and checked before anything is written: the header's format and
+   * version, every record against its kind's schema, every reference (a message's session, a
+   * chunk's document, a revision's memory, …) to a record of the same import, and the trailer's
+   * count and checksum. Then every free-text field passes redaction again (a converted file may
+   * carry secrets) and all records are written in ONE transaction, with the outbox rows that
+   * rebuild their index entries (memories, conversation rounds, chunks); nothing is ever half
+   * written.
+   *
+   * Identifiers: when the target tenant and subject are the export's source, records keep their
+   * identifiers (a restore after ForgetUser gives back the same names); otherwise each identifier
+   * is derived from the target tenant, the target subject and the source identifier, so imports
+   * into different tenants never collide. Either way a record that already exists for the target
+   * is left unchanged, so a re-run changes nothing (`created` all zero).
+   *
+   * Errors: INVALID_ARGUMENT `IMPORT_RECORD_INVALID` (metadata `line`, `kind`, `field`),
+   * `IMPORT_FORMAT_UNSUPPORTED`, `IMPORT_CHECKSUM_MISMATCH`, `STREAM_PROTOCOL_VIOLATION`
+   * (`subject` or `validate_only` set on a message after the first), `FIELD_INVALID`
+   * (`subject`); FAILED_PRECONDITION `IMPORT_CONFLICT`; PERMISSION_DENIED `ROLE_REQUIRED`
+   * (another subject without `admin`; metadata `role`); RESOURCE_EXHAUSTED `BATCH_TOO_LARGE`
+   * (more bytes than the server imports at once; metadata `limit_bytes`).
+   *
+   * @generated from rpc engram.governance.v1.GovernanceService.ImportUser
+   */
+  importUser: {
+    methodKind: "client_streaming";
+    input: typeof ImportUserRequestSchema;
+    output: typeof ImportUserResponseSchema;
   },
   /**
    * Reads the effective hard-rule policy of the caller's tenant. Requires the `admin` role.
