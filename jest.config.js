@@ -37,6 +37,7 @@ export default {
         '<rootDir>/libs/*/src/**/*.spec.ts',
         '<rootDir>/services/*/src/**/*.spec.ts',
         '<rootDir>/apps/*/src/**/*.spec.ts',
+        '<rootDir>/clients/*/src/**/*.spec.ts',
         '<rootDir>/bench/**/*.spec.ts',
         '<rootDir>/deploy/test/**/*.spec.ts',
       ],
