@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Generates the Python gRPC client of Engram from proto/ into OUT_DIR (never committed).
+# Generates the Python gRPC code of Engram from proto/ into OUT_DIR (never committed): messages
+# (`_pb2.py`), their type stubs (`_pb2.pyi`) and the service stubs (`_pb2_grpc.py`).
 #
 #   bash clients/python/generate.sh OUT_DIR
-#   PYTHONPATH=OUT_DIR /usr/bin/python3 clients/python/engram_smoke.py
 #
-# Uses Debian's protoc (protobuf-compiler, 3.21) and gRPC Python plugin (protobuf-compiler-grpc);
+# clients/python/build.sh runs it to put the code into the engram-client wheel. Uses Debian's
+# protoc (protobuf-compiler, 3.21) and gRPC Python plugin (protobuf-compiler-grpc);
 # `bash scripts/ensure-python.sh` installs them. Not `python3 -m grpc_tools.protoc`: Debian's
 # python3-grpc-tools bundles protoc 3.5, which rejects the `optional` fields of the contracts.
 # Generates engram/** and the vendored google/api and google/rpc protos (google.rpc.Status and
@@ -30,6 +31,6 @@ WKT_INCLUDE=${PROTOC_WKT_INCLUDE:-/usr/include}
 mkdir -p "$out"
 mapfile -t files < <(cd "$root/proto" && find engram google/api google/rpc -name '*.proto' | LC_ALL=C sort)
 "$PROTOC" -I "$root/proto" -I "$WKT_INCLUDE" \
-  --python_out="$out" --grpc_out="$out" --plugin=protoc-gen-grpc="$PLUGIN" \
+  --python_out="$out" --pyi_out="$out" --grpc_out="$out" --plugin=protoc-gen-grpc="$PLUGIN" \
   "${files[@]}"
 printf '[generate-python] generated %d protos into %s\n' "${#files[@]}" "$out" >&2
