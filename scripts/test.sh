@@ -9,6 +9,8 @@ step "test dependencies: MariaDB"
 bash scripts/ensure-mariadb.sh
 step "test dependencies: Python gRPC toolchain (polyglot client test)"
 bash scripts/ensure-python.sh
+step "test dependencies: Go gRPC toolchain (Go client test)"
+bash scripts/ensure-go.sh
 step "test dependencies: chromium (Studio browser tests)"
 bash scripts/ensure-chromium.sh
 
