@@ -1,8 +1,7 @@
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { newSecret, repoRoot, startServer, tempDir, tokenFor } from './harness.js';
+import { explainRun, newSecret, runCommand, startServer, tempDir, tokenFor } from './harness.js';
 
 // A Go client generated from proto/ at test time with Debian's protoc, protoc-gen-go and
 // protoc-gen-go-grpc (never committed), built offline against Debian's Go packages (a module-less
@@ -25,42 +24,10 @@ const TOOLCHAIN = [
   '/usr/share/gocode/src/google.golang.org/genproto/googleapis/rpc/errdetails/error_details.pb.go',
 ];
 
-interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** Runs a command to its end and resolves with its exit code and output (never rejects on exit codes). */
-function run(file: string, args: string[], env: Record<string, string>, timeoutMs: number): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      file,
-      args,
-      {
-        cwd: repoRoot,
-        env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: process.env['HOME'] ?? '/tmp', ...env },
-        timeout: timeoutMs,
-        maxBuffer: 16 * 1024 * 1024,
-      },
-      (error, stdout, stderr) => {
-        if (error !== null && typeof error.code === 'string') {
-          reject(new Error(`could not run ${file}: ${error.message}. ${SETUP}`));
-          return;
-        }
-        resolve({
-          code: error === null ? 0 : typeof error.code === 'number' ? error.code : null,
-          stdout,
-          stderr,
-        });
-      },
-    );
-  });
-}
-
-function explain(what: string, result: Run): string {
-  return `${what} exited with ${String(result.code)}\n--- stdout ---\n${result.stdout}\n--- stderr ---\n${result.stderr}`;
-}
+/** Runs a command to its end (see `runCommand`). */
+const run = (file: string, args: string[], env: Record<string, string>, timeoutMs: number) =>
+  runCommand(file, args, { env, timeoutMs, setup: SETUP });
+const explain = explainRun;
 
 const secret = newSecret();
 const out = tempDir();

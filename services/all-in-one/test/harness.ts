@@ -1,4 +1,4 @@
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { execFile, spawn, type ChildProcessByStdio } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -319,4 +319,60 @@ export function startProcess(env: Record<string, string>): EngramProcess {
   });
   listening.catch(() => undefined);
   return { child, logs, stderr: () => stderr, exited, listening };
+}
+
+/** How a command run by {@link runCommand} ended. */
+export interface CommandRun {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * Runs a command to its end and resolves with its exit code and output; never rejects on an exit
+ * status, only when the command cannot start (then with `setup`, the advice on installing it).
+ * The environment is `PATH` and `HOME` plus `env`, or the whole of this process's with `inherit`.
+ */
+export function runCommand(
+  file: string,
+  args: readonly string[],
+  options: {
+    readonly env?: Record<string, string>;
+    readonly timeoutMs: number;
+    readonly cwd?: string;
+    readonly inherit?: boolean;
+    readonly setup?: string;
+  },
+): Promise<CommandRun> {
+  const base = options.inherit
+    ? process.env
+    : { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: process.env['HOME'] ?? '/tmp' };
+  return new Promise((resolveRun, reject) => {
+    execFile(
+      file,
+      args,
+      {
+        cwd: options.cwd ?? repoRoot,
+        env: { ...base, ...options.env },
+        timeout: options.timeoutMs,
+        maxBuffer: 16 * 1024 * 1024,
+      },
+      (error, stdout, stderr) => {
+        if (error !== null && typeof error.code === 'string') {
+          reject(new Error(`could not run ${file}: ${error.message}. ${options.setup ?? ''}`));
+          return;
+        }
+        resolveRun({
+          code: error === null ? 0 : typeof error.code === 'number' ? error.code : null,
+          stdout,
+          stderr,
+        });
+      },
+    );
+  });
+}
+
+/** A failed command's exit code and output, for a test's failure message. */
+export function explainRun(what: string, result: CommandRun): string {
+  return `${what} exited with ${String(result.code)}\n--- stdout ---\n${result.stdout}\n--- stderr ---\n${result.stderr}`;
 }

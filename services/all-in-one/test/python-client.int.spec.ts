@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -8,7 +7,7 @@ import {
   type ScriptedOpenAI,
   type ScriptedReply,
 } from '../../../libs/llm/test/scripted-openai.js';
-import { newSecret, repoRoot, startServer, tempDir, tokenFor } from './harness.js';
+import { explainRun, newSecret, repoRoot, runCommand, startServer, tempDir, tokenFor } from './harness.js';
 
 // The Python SDK (clients/python, distribution engram-client) as a user gets it: its wheel is
 // built offline (clients/python/build.sh: code generated from proto/ with Debian's protoc, never
@@ -24,48 +23,10 @@ const SETUP =
 /** What the scripted model answers to every chat turn; the Python test expects exactly this. */
 const CHAT_REPLY = 'The offsite is in Lisbon, in a venue with a quiet workshop room.';
 
-interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** Runs a command to its end and resolves with its exit code and output (never rejects on exit codes). */
-function run(
-  file: string,
-  args: string[],
-  env: Record<string, string>,
-  timeoutMs: number,
-  cwd = repoRoot,
-): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      file,
-      args,
-      {
-        cwd,
-        env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...env },
-        timeout: timeoutMs,
-        maxBuffer: 16 * 1024 * 1024,
-      },
-      (error, stdout, stderr) => {
-        if (error !== null && typeof error.code === 'string') {
-          reject(new Error(`could not run ${file}: ${error.message}. ${SETUP}`));
-          return;
-        }
-        resolve({
-          code: error === null ? 0 : typeof error.code === 'number' ? error.code : null,
-          stdout,
-          stderr,
-        });
-      },
-    );
-  });
-}
-
-function explain(what: string, result: Run): string {
-  return `${what} exited with ${String(result.code)}\n--- stdout ---\n${result.stdout}\n--- stderr ---\n${result.stderr}`;
-}
+/** Runs a command to its end (see `runCommand`). */
+const run = (file: string, args: string[], env: Record<string, string>, timeoutMs: number, cwd = repoRoot) =>
+  runCommand(file, args, { env, timeoutMs, cwd, setup: SETUP });
+const explain = explainRun;
 
 const secret = newSecret();
 const work = tempDir();

@@ -5,58 +5,33 @@
  * gRPC transports, and a `.ts` consumer type-checked against the installed declarations. Chat
  * streams from the scripted OpenAI-compatible upstream (the one allowed fake).
  */
-import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startScriptedOpenAI, type ScriptedOpenAI } from '../../../libs/llm/test/scripted-openai.js';
-import { newSecret, repoRoot, startServer, tempDir, tokenFor, type TestServer } from './harness.js';
+import {
+  explainRun,
+  newSecret,
+  repoRoot,
+  runCommand,
+  startServer,
+  tempDir,
+  tokenFor,
+  type CommandRun,
+  type TestServer,
+} from './harness.js';
 
 const SDK_DIR = join(repoRoot, 'clients/typescript');
 const CHAT_REPLY = 'Hello from the scripted model, streamed in pieces.';
 const PROTOCOLS = ['connect', 'grpc-web', 'grpc'] as const;
 
-interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** Runs a command to its end (never rejects on an exit status; rejects when it cannot start). */
-function run(
-  file: string,
-  args: string[],
-  cwd: string,
-  env: Record<string, string>,
-  timeoutMs: number,
-): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      file,
-      args,
-      { cwd, env: { ...process.env, ...env }, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        if (error !== null && typeof error.code === 'string') {
-          reject(new Error(`could not run ${file}: ${error.message}`));
-          return;
-        }
-        resolve({
-          code: error === null ? 0 : typeof error.code === 'number' ? error.code : null,
-          stdout,
-          stderr,
-        });
-      },
-    );
-  });
-}
+/** Runs a command to its end with this process's environment (see `runCommand`). */
+const run = (file: string, args: string[], cwd: string, env: Record<string, string>, timeoutMs: number) =>
+  runCommand(file, args, { env, timeoutMs, cwd, inherit: true });
 
 /** Throws with the command's output unless it exited with 0. */
-function expectSuccess(what: string, result: Run): void {
-  if (result.code !== 0) {
-    throw new Error(
-      `${what} exited with ${String(result.code)}\n--- stdout ---\n${result.stdout}\n--- stderr ---\n${result.stderr}`,
-    );
-  }
+function expectSuccess(what: string, result: CommandRun): void {
+  if (result.code !== 0) throw new Error(explainRun(what, result));
 }
 
 // The consumer's script: every call goes through the installed package only.
