@@ -8,6 +8,7 @@ import { ItemKind, Scope } from '@engram/contracts/common';
 import { MemoryType, ReviewVerdict } from '@engram/contracts/governance';
 import { MessageRole } from '@engram/contracts/ingestion';
 import { ReindexMode } from '@engram/contracts/retrieval';
+import { ExportWriter } from '@engram/portability';
 import type { Caller, Fixtures, Harness } from './server.js';
 
 export interface Base {
@@ -26,6 +27,58 @@ const C = 'engram.context.v1.ContextService';
 const content = (n: number) =>
   new TextEncoder().encode(`Hostile test document ${n}.\n\nIt talks about green tea.`);
 const budget = { totalTokens: 4_000 };
+
+/** The lines of a small valid export (one memory and its revision) for `subject`. */
+function exportLines(tenant: string, subject: string, n: number): string[] {
+  const writer = new ExportWriter();
+  const at = Date.UTC(2026, 0, 1) + n;
+  const memory = {
+    id: `01KA${String(n).padStart(22, '0')}`,
+    orgId: '',
+    scope: 'SELF' as const,
+    type: 'FACT' as const,
+    namespace: 'hostile',
+    key: `fact_${n}`,
+    value: { n },
+    text: `Imported fact ${n}: green tea.`,
+    evergreen: false,
+    sourceKind: 'IMPORT' as const,
+    confidence: 0.9,
+    status: 'ACTIVE' as const,
+    statusReason: '',
+    evidence: { messageIds: [], chunkIds: [] },
+    languageCode: 'en',
+    metadata: {},
+    createdAt: at,
+    updatedAt: at,
+    version: 1,
+  };
+  return [
+    writer.header({
+      schema: '',
+      producer: 'hostile',
+      exportedAt: new Date(at).toISOString(),
+      source: { tenant, subject },
+      counts: { memory: 1, memory_revision: 1 },
+    }),
+    writer.record('memory', memory),
+    writer.record('memory_revision', {
+      id: `01KB${String(n).padStart(22, '0')}`,
+      memoryId: memory.id,
+      version: 1,
+      action: 'CREATE',
+      actorKind: 'SYSTEM',
+      actorId: 'hostile',
+      reason: '',
+      rule: '',
+      requestId: '',
+      after: memory,
+      changedPaths: [],
+      createdAt: at,
+    }),
+    writer.trailer(),
+  ];
+}
 
 /** A fresh empty session of alice's (for the RPCs that change or delete one). */
 async function newSession(fx: Fixtures, h: Harness) {
@@ -99,6 +152,14 @@ export const BASES: Record<string, BaseFn> = {
   [`${G}/GetForgetReceipt`]: (fx) => ({ caller: fx.admin, input: { name: fx.forgetReceipt } }),
   [`${G}/ListForgetReceipts`]: (fx) => ({ caller: fx.admin, input: { pageSize: 5 } }),
   [`${G}/GetPolicy`]: (fx) => ({ caller: fx.admin, input: { name: 'policy' } }),
+  [`${G}/ExportUser`]: (fx) => ({ caller: fx.alice, input: {} }),
+  [`${G}/ImportUser`]: (fx, _h, n) => {
+    const lines = exportLines(fx.tenant, `importer-${n}`, n);
+    return {
+      caller: { tenant: fx.tenant, subject: `importer-${n}` },
+      input: [{ subject: '', validateOnly: false, lines: lines.slice(0, 2) }, { lines: lines.slice(2) }],
+    };
+  },
 
   [`${I}/IngestDocument`]: (fx, _h, n) => ({
     caller: fx.alice,

@@ -273,6 +273,23 @@ function setPath(target: Record<string, unknown>, path: readonly string[], value
   node[path.at(-1)!] = value;
 }
 
+/** A client stream of plain messages in the shape `stream` asks for (the parts shapes do not apply). */
+function plainStream(messages: Record<string, unknown>[], stream: StreamShape): Record<string, unknown>[] {
+  const [first, ...rest] = messages;
+  switch (stream) {
+    case 'no-header':
+      return rest;
+    case 'two-headers':
+      return first === undefined ? messages : [first, ...rest, first];
+    case 'empty-stream':
+      return [];
+    case 'header-only':
+      return first === undefined ? [] : [first];
+    default:
+      return messages;
+  }
+}
+
 /** The request an input stands for: the base request, mutated, or a generic hostile one. */
 async function realize(rpc: (typeof ALL_RPCS)[number], input: Input, fixtures: Fixtures) {
   const n = (counter += 1);
@@ -282,14 +299,21 @@ async function realize(rpc: (typeof ALL_RPCS)[number], input: Input, fixtures: F
   if (input.variant === 'generic')
     return { caller, request: streaming ? input.generic : input.generic[0]!, n };
   const request = structuredClone(base.input) as Record<string, unknown> | Record<string, unknown>[];
+  // StreamIngestDocument's messages are a oneof (header, parts); ImportUser's are plain messages
+  // whose first one carries the options.
+  const payloads = streaming && (request as { payload?: unknown }[])[0]?.payload !== undefined;
   if (input.variant === 'mutate')
     for (const m of input.mutations) {
-      const target = streaming
+      const target = payloads
         ? (request as { payload: { value: Record<string, unknown> } }[])[0]!.payload.value
-        : (request as Record<string, unknown>);
+        : streaming
+          ? (request as Record<string, unknown>[])[0]!
+          : (request as Record<string, unknown>);
       setPath(target, m.path, m.value);
     }
   if (!streaming) return { caller, request, n };
+  if (!payloads)
+    return { caller, request: plainStream(request as Record<string, unknown>[], input.stream), n };
   let messages = request as { payload: { case: string; value: Record<string, unknown> } }[];
   const header = messages[0]!;
   const part = (data: Uint8Array) => ({ payload: { case: 'part', value: { data } } });
@@ -458,6 +482,7 @@ const WRITES = [
   `${I}/IngestDocument`,
   `${I}/StreamIngestDocument`,
   `${I}/CreateSession`,
+  `${G}/ImportUser`,
 ];
 
 describe(`Rejected writes leave nothing behind (seed ${seed}, ${WRITE_RUNS} runs per RPC)`, () => {
@@ -518,7 +543,8 @@ describe(`Rejected writes leave nothing behind (seed ${seed}, ${WRITE_RUNS} runs
             throw new Error(`${id}: ${violation}\n  request ${short(request)}`);
           const rowsAfter = await tenantRows(h.store, tenant);
           const listedAfter = await listed(victim, validSession);
-          const r = request as Record<string, unknown>;
+          // A client stream's options are in its first message (ImportUser).
+          const r = (Array.isArray(request) ? (request[0] ?? {}) : request) as Record<string, unknown>;
           if (!outcome.ok || r['validateOnly'] === true || r['dryRun'] === true) {
             if (!outcome.ok) rejected += 1;
             // A successful dry run may remember its request id (a retry returns the same decisions).
@@ -558,6 +584,16 @@ describe(`Rejected writes leave nothing behind (seed ${seed}, ${WRITE_RUNS} runs
             await h.governance.getMemory({ name: memory.name }, options);
             const revisions = await h.governance.listMemoryRevisions({ parent: memory.name }, options);
             expect(revisions.revisions.length).toBeGreaterThan(0);
+          }
+          if (id.endsWith('ImportUser')) {
+            // Everything it says it created is there, rows and outbox, and nothing else.
+            const created = (response['created'] ?? {}) as Record<string, bigint>;
+            const kinds: Record<string, string> = { memory: 'memories', memory_revision: 'memory_revisions' };
+            for (const [kind, table] of Object.entries(kinds))
+              expect([kind, rowsAfter[table]! - rowsBefore[table]!]).toEqual([
+                kind,
+                Number(created[kind] ?? 0n),
+              ]);
           }
           if (id.endsWith('ProposeMemories'))
             for (const d of response['decisions'] as { memory?: { name: string } }[])

@@ -126,6 +126,12 @@ export async function call(
         for await (const e of fn(messages[0], options) as AsyncIterable<unknown>) events.push(e);
         return { ok: true, response: events };
       }
+      case 'client_streaming': {
+        async function* requests() {
+          for (const m of messages) yield m;
+        }
+        return { ok: true, response: await fn(requests(), options) };
+      }
       default: {
         async function* requests() {
           for (const m of messages) yield m;
