@@ -86,8 +86,12 @@ const memoryFields = {
 };
 const memory = z.strictObject(memoryFields);
 
-/** A memory's state in a revision: the memory as it was, owner and tenant left out like the record's. */
-const memorySnapshot = z.strictObject(memoryFields);
+/**
+ * A memory's state in a revision: the memory as it was, owner and tenant left out like the
+ * record's. Loose, not strict: a state written by an older version of the store may carry a field
+ * the memory no longer has, and it is history, kept as it was.
+ */
+const memorySnapshot = z.looseObject(memoryFields);
 
 const memoryRevision = z.strictObject({
   id,
