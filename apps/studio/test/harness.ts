@@ -11,7 +11,7 @@ import { ContextService } from '@engram/contracts/context';
 import { GovernanceService } from '@engram/contracts/governance';
 import { IngestionService } from '@engram/contracts/ingestion';
 import { RetrievalService } from '@engram/contracts/retrieval';
-import { freePorts } from '@engram/testing';
+import { CHROMIUM_LAUNCH_OPTIONS, freePorts } from '@engram/testing';
 
 /**
  * The Studio's browser tests: a real `npm start` (which builds the app, then serves it at
@@ -21,7 +21,6 @@ import { freePorts } from '@engram/testing';
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 /** Git-ignored: each test writes a screenshot of every view it passes through. */
 export const screenshotDir = join(repoRoot, 'apps/studio/test-output/screenshots');
-export const CHROMIUM = '/usr/bin/chromium';
 
 export interface StudioServer {
   /** `http://127.0.0.1:PORT`: RPCs and `/studio/` on one port. */
@@ -127,21 +126,9 @@ export function useStudio(
   };
 }
 
-/** Debian's chromium, headless, with the flags that keep it off the (closed) network. */
+/** Debian's chromium, headless, off the (closed) network (`@engram/testing`'s launch options). */
 export function launchChromium(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--disable-dev-shm-usage',
-    ],
-  });
+  return chromium.launch({ ...CHROMIUM_LAUNCH_OPTIONS, args: [...CHROMIUM_LAUNCH_OPTIONS.args] });
 }
 
 /**

@@ -1,5 +1,6 @@
 import type {
   DescMessage,
+  DescMethod,
   DescMethodBiDiStreaming,
   DescMethodClientStreaming,
   DescMethodServerStreaming,
@@ -98,21 +99,16 @@ export class Caller {
     options: CallOptions = {},
   ): Promise<MessageShape<O>> {
     const { input: request, requestId } = withRequestId(method.input, input);
-    const clock = this.#clock(options);
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const response = await this.transport.unary(
-          method,
-          options.signal,
-          clock.remaining(),
-          options.headers,
-          request,
-        );
-        return response.message;
-      } catch (error) {
-        await this.#waitOrThrow(error, attempt, clock.remaining(), options.signal, requestId);
-      }
-    }
+    return this.#retrying(options, requestId, async (remaining) => {
+      const response = await this.transport.unary(
+        method,
+        options.signal,
+        remaining,
+        options.headers,
+        request,
+      );
+      return response.message;
+    });
   }
 
   /**
@@ -158,13 +154,7 @@ export class Caller {
     requestId: string | undefined,
     options: CallOptions = {},
   ): AsyncGenerator<MessageShape<O>, void, undefined> {
-    if (!this.bidiStreaming) {
-      throw new EngramError({
-        code: Code.Unimplemented,
-        message: `${method.parent.typeName}.${method.name} needs a bidirectional stream, which this transport (fetch) cannot carry; use the gRPC transport of @engram/client/node`,
-        requestId,
-      });
-    }
+    this.#requireRequestStreams(method, requestId);
     try {
       const response = await this.transport.stream(
         method,
@@ -189,32 +179,51 @@ export class Caller {
     input: () => AsyncIterable<MessageInitShape<I>>,
     options: CallOptions = {},
   ): Promise<MessageShape<O>> {
-    if (!this.bidiStreaming) {
-      throw new EngramError({
-        code: Code.Unimplemented,
-        message: `${method.parent.typeName}.${method.name} needs a request stream, which this transport (fetch) cannot carry; use the gRPC transport of @engram/client/node`,
-      });
-    }
+    this.#requireRequestStreams(method, undefined);
+    return this.#retrying(options, undefined, async (remaining) => {
+      const response = await this.transport.stream(
+        method,
+        options.signal,
+        remaining,
+        options.headers,
+        input(),
+      );
+      let answer: MessageShape<O> | undefined;
+      for await (const message of response.message) answer = message;
+      if (answer === undefined) {
+        throw new EngramError({ code: Code.Internal, message: `${method.name} ended without a response` });
+      }
+      return answer;
+    });
+  }
+
+  /**
+   * `call` within the call's deadline, retried per the policy with the wait the refusal asks for;
+   * `call` gets the time left, ms.
+   */
+  async #retrying<T>(
+    options: CallOptions,
+    requestId: string | undefined,
+    call: (remainingMs: number) => Promise<T>,
+  ): Promise<T> {
     const clock = this.#clock(options);
     for (let attempt = 1; ; attempt++) {
       try {
-        const response = await this.transport.stream(
-          method,
-          options.signal,
-          clock.remaining(),
-          options.headers,
-          input(),
-        );
-        let answer: MessageShape<O> | undefined;
-        for await (const message of response.message) answer = message;
-        if (answer === undefined) {
-          throw new EngramError({ code: Code.Internal, message: `${method.name} ended without a response` });
-        }
-        return answer;
+        return await call(clock.remaining());
       } catch (error) {
-        await this.#waitOrThrow(error, attempt, clock.remaining(), options.signal, undefined);
+        await this.#waitOrThrow(error, attempt, clock.remaining(), options.signal, requestId);
       }
     }
+  }
+
+  /** UNIMPLEMENTED unless the transport carries request streams (gRPC over HTTP/2; not fetch). */
+  #requireRequestStreams(method: DescMethod, requestId: string | undefined): void {
+    if (this.bidiStreaming) return;
+    throw new EngramError({
+      code: Code.Unimplemented,
+      message: `${method.parent.typeName}.${method.name} needs a request stream, which this transport (fetch) cannot carry; use the gRPC transport of @engram/client/node`,
+      requestId,
+    });
   }
 
   /** The call's deadline: `remaining()` is the time left, ms (at least 1 while it lasts). */

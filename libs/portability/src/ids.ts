@@ -70,13 +70,13 @@ export function remapIds(records: ExportRecords, map: (id: string) => string): E
   };
   const optJson = (value: Json | undefined) => (value === undefined ? undefined : inJson(value));
   const memory = (m: ExportedMemory): ExportedMemory =>
-    defined({
+    dropUndefined({
       ...m,
       id: map(m.id),
       value: optJson(m.value),
       supersedesId: opt(m.supersedesId),
       supersededById: opt(m.supersededById),
-      evidence: defined({
+      evidence: dropUndefined({
         ...m.evidence,
         messageIds: m.evidence.messageIds.map(inText),
         sessionId: opt(m.evidence.sessionId),
@@ -92,13 +92,18 @@ export function remapIds(records: ExportRecords, map: (id: string) => string): E
   return {
     session: records.session.map((s) => ({ ...s, id: map(s.id) })),
     message: records.message.map((m) =>
-      defined({ ...m, id: map(m.id), sessionId: map(m.sessionId), memCellId: opt(m.memCellId) }),
+      dropUndefined({ ...m, id: map(m.id), sessionId: map(m.sessionId), memCellId: opt(m.memCellId) }),
     ),
     mem_cell: records.mem_cell.map((c) =>
-      defined({ ...c, id: map(c.id), sessionId: map(c.sessionId), extractionJobId: opt(c.extractionJobId) }),
+      dropUndefined({
+        ...c,
+        id: map(c.id),
+        sessionId: map(c.sessionId),
+        extractionJobId: opt(c.extractionJobId),
+      }),
     ),
     session_state: records.session_state.map((s) =>
-      defined({
+      dropUndefined({
         ...s,
         sessionId: map(s.sessionId),
         summaryMemoryId: opt(s.summaryMemoryId),
@@ -110,7 +115,7 @@ export function remapIds(records: ExportRecords, map: (id: string) => string): E
     chunk: records.chunk.map((c) => ({ ...c, id: map(c.id), documentId: map(c.documentId) })),
     memory: records.memory.map(memory),
     memory_revision: records.memory_revision.map((r) =>
-      defined({
+      dropUndefined({
         ...r,
         id: map(r.id),
         memoryId: map(r.memoryId),
@@ -120,7 +125,7 @@ export function remapIds(records: ExportRecords, map: (id: string) => string): E
       }),
     ),
     extraction_job: records.extraction_job.map((j) =>
-      defined({
+      dropUndefined({
         ...j,
         id: map(j.id),
         memCellId: map(j.memCellId),
@@ -134,6 +139,6 @@ export function remapIds(records: ExportRecords, map: (id: string) => string): E
 }
 
 /** `value` without its undefined properties (records leave optional fields out rather than undefined). */
-function defined<T extends object>(value: T): T {
+export function dropUndefined<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }

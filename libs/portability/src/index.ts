@@ -20,6 +20,6 @@ export {
   type RecordKind,
   type RecordOf,
 } from './format.js';
-export { deriveId, remapIds } from './ids.js';
+export { deriveId, dropUndefined, remapIds } from './ids.js';
 export { ExportWriter, type HeaderInput, parseExport, type ParsedExport, recordKey } from './lines.js';
 export { convertMem0, mem0Users, type Mem0Options } from './mem0.js';

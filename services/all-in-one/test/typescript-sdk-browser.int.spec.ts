@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { chromium, type Browser } from 'playwright-core';
+import { CHROMIUM_LAUNCH_OPTIONS } from '@engram/testing';
 import { newSecret, repoRoot, runCommand, explainRun, startServer, tempDir, tokenFor } from './harness.js';
 
 // @engram/client in a real browser (Debian's chromium through playwright-core): the SDK's browser
@@ -10,7 +11,6 @@ import { newSecret, repoRoot, runCommand, explainRun, startServer, tempDir, toke
 // Only the page and the bundle are served by the test (page.route); every RPC goes to the server.
 
 const SDK_DIR = join(repoRoot, 'clients/typescript');
-const CHROMIUM = '/usr/bin/chromium';
 const secret = newSecret();
 const out = tempDir();
 let browser: Browser | undefined;
@@ -42,19 +42,7 @@ beforeAll(async () => {
   const started = await startServer(secret);
   stop = started.stop;
   origin = started.server.url.replace(/\/$/, '');
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--disable-dev-shm-usage',
-    ],
-  });
+  browser = await chromium.launch({ ...CHROMIUM_LAUNCH_OPTIONS, args: [...CHROMIUM_LAUNCH_OPTIONS.args] });
 }, 240_000);
 
 afterAll(async () => {

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { llmEnvShape } from '@engram/llm';
-import { envInt, envString, parseEnv, serviceEnvSchema } from '@engram/runtime';
+import { envEnum, envInt, envString, parseEnv, serviceEnvSchema } from '@engram/runtime';
 import { storeEnvShape } from '@engram/store';
 
 /** Port of the governance service when it runs as its own process (`ENGRAM_PORT` overrides). */
@@ -16,6 +16,11 @@ export const governanceEnvShape = {
    * is held in memory. Default 256 MiB.
    */
   ENGRAM_IMPORT_MAX_BYTES: envInt(256 * 1024 * 1024, 1024 * 1024, 4 * 1024 * 1024 * 1024),
+  /**
+   * Redact secrets in what ImportUser stores; the same variable and per-tenant override
+   * (`redactSecrets`) as ingestion's and context's.
+   */
+  ENGRAM_REDACT_SECRETS: envEnum(['on', 'off'], 'on'),
 } as const;
 
 /** Where the standalone governance process reaches ingestion (the all-in-one calls it in-process). */

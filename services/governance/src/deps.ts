@@ -23,6 +23,8 @@ export interface GovernanceDeps {
   readonly forgetWorker: { wake(): void };
   /** The most bytes one ImportUser stream may carry. */
   readonly importMaxBytes: number;
+  /** Whether a tenant's imported text is redacted (decision 0029's setting). */
+  readonly redactSecrets: (tenantId: string) => boolean;
 }
 
 const ADMIN_ROLE = 'admin';

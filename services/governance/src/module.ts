@@ -54,6 +54,7 @@ export function governanceModule(
     runner,
     forgetWorker: forget.worker,
     importMaxBytes: resources.importMaxBytes,
+    redactSecrets: resources.redactSecrets,
   };
   // The handler classes hold their RPCs as own fields (arrow functions bound to the instance), so
   // spreading them loses nothing: a missing RPC is a compile error against the whole `GovernanceImpl`.

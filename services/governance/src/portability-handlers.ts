@@ -2,13 +2,7 @@ import type { HandlerContext } from '@connectrpc/connect';
 import type { ExportUserResponse, ImportUserRequest, ImportUserResponse } from '@engram/contracts/governance';
 import { deriveId, parseExport, recordKey, remapIds } from '@engram/portability';
 import { errors, requirePrincipal } from '@engram/runtime';
-import {
-  knownMigrations,
-  readSubjectSnapshot,
-  SnapshotConflict,
-  writeSubjectSnapshot,
-  type Store,
-} from '@engram/store';
+import { knownMigrations, readSubjectSnapshot, SnapshotConflict, writeSubjectSnapshot } from '@engram/store';
 import { isAdmin, type GovernanceDeps, type GovernanceImpl } from './deps.js';
 import {
   byFormatKind,
@@ -38,11 +32,9 @@ interface ReceivedImport {
  */
 export class PortabilityHandlers implements Pick<GovernanceImpl, 'exportUser' | 'importUser'> {
   readonly #deps: GovernanceDeps;
-  readonly #store: Store;
 
   constructor(deps: GovernanceDeps) {
     this.#deps = deps;
-    this.#store = deps.store;
   }
 
   /** ExportUser: the caller's own content, one consistent snapshot, streamed in batches of lines. */
@@ -50,7 +42,7 @@ export class PortabilityHandlers implements Pick<GovernanceImpl, 'exportUser' | 
 
   async *#export(ctx: HandlerContext): AsyncGenerator<ExportUserResponse> {
     const principal = requirePrincipal(ctx.values);
-    const snapshot = await readSubjectSnapshot(this.#store, principal.tenantId, principal.subject);
+    const snapshot = await readSubjectSnapshot(this.#deps.store, principal.tenantId, principal.subject);
     const records = exportRecords(snapshot);
     const schema = knownMigrations().at(-1) ?? '';
     let batch: string[] = [];
@@ -111,11 +103,13 @@ export class PortabilityHandlers implements Pick<GovernanceImpl, 'exportUser' | 
       sourceOf.set(target, id);
       return target;
     };
-    const { records, changed } = redactRecords(remapIds(parsed.records, mapId));
+    const { records, changed } = redactRecords(remapIds(parsed.records, mapId), {
+      redactSecrets: this.#deps.redactSecrets(principal.tenantId),
+    });
     const snapshot = importSnapshot(records, principal.tenantId, subject);
     let counts;
     try {
-      counts = await writeSubjectSnapshot(this.#store, principal.tenantId, snapshot, {
+      counts = await writeSubjectSnapshot(this.#deps.store, principal.tenantId, snapshot, {
         validateOnly: received.validateOnly,
       });
     } catch (error) {

@@ -1,4 +1,5 @@
 import {
+  dropUndefined,
   type ExportedMemory,
   type ExportRecords,
   ExportWriter,
@@ -56,10 +57,6 @@ export function exportRecords(snapshot: SubjectSnapshot): ExportRecords {
     ) as ExportRecords['memory_revision'],
     extraction_job: snapshot.extractionJobs.map(portable) as ExportRecords['extraction_job'],
   };
-}
-
-function dropUndefined<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }
 
 /** The export's lines for a snapshot: header (with the counts), every record by kind, trailer. */
@@ -123,25 +120,26 @@ const IDENTIFIER =
 /**
  * Redacts every free-text field of an import (rule 6: everything stored passes redaction; a
  * converted file may carry secrets an Engram export never does), counting the fields it changed.
- * Identifiers and resource names inside JSON values are left alone.
+ * `redactSecrets` is the tenant's setting, as ingestion and context apply it (decision 0029): off,
+ * only a source URI's credentials go, which are never data. Identifiers and resource names inside
+ * JSON values are left alone.
  */
-export function redactRecords(records: ExportRecords): { records: ExportRecords; changed: number } {
+export function redactRecords(
+  records: ExportRecords,
+  { redactSecrets }: { readonly redactSecrets: boolean },
+): { records: ExportRecords; changed: number } {
   let changed = 0;
-  const text = (value: string): string => {
-    if (value === '') return value;
-    const out = redact(value).text;
-    if (out !== value) changed += 1;
-    return out;
+  const counted = <T>(before: T, after: T): T => {
+    if (JSON.stringify(after) !== JSON.stringify(before)) changed += 1;
+    return after;
   };
-  const map = (value: Readonly<Record<string, string>>): Record<string, string> => {
-    const out = redactMetadata(value);
-    if (JSON.stringify(out) !== JSON.stringify(value)) changed += 1;
-    return out;
-  };
+  const text = (value: string): string =>
+    value === '' || !redactSecrets ? value : counted(value, redact(value).text);
+  const map = (value: Readonly<Record<string, string>>): Record<string, string> =>
+    redactSecrets ? counted(value, redactMetadata(value)) : { ...value };
   const uri = (value: string): string => {
-    const out = redact(stripUrlCredentials(value)).text;
-    if (out !== value) changed += 1;
-    return out;
+    const stripped = stripUrlCredentials(value);
+    return counted(value, redactSecrets ? redact(stripped).text : stripped);
   };
   const deep = (value: Json): Json => {
     if (typeof value === 'string') return IDENTIFIER.test(value) ? value : text(value);

@@ -1,6 +1,12 @@
 import { mkdirSync } from 'node:fs';
 import { chatModelFromEnv, type ChatModel } from '@engram/llm';
-import { ConfigError, loadTenantPolicies, type Logger, type TenantPolicies } from '@engram/runtime';
+import {
+  ConfigError,
+  loadTenantPolicies,
+  redactSecretsOf,
+  type Logger,
+  type TenantPolicies,
+} from '@engram/runtime';
 import { isMysqlTarget, openStore, storeTarget, type Store } from '@engram/store';
 import type { GovernanceDataConfig } from './config.js';
 import { isPolicyError, resolvePolicy, type GovernancePolicy } from './domain/rules/policy.js';
@@ -14,6 +20,8 @@ export interface GovernanceResources {
   readonly policies: (tenantId: string) => GovernancePolicy;
   /** The most bytes one ImportUser stream may carry (`ENGRAM_IMPORT_MAX_BYTES`). */
   readonly importMaxBytes: number;
+  /** Whether a tenant's imported text is redacted (its `redactSecrets`, else `ENGRAM_REDACT_SECRETS`). */
+  readonly redactSecrets: (tenantId: string) => boolean;
   /** Closes what was opened (the store); the module's workers are stopped before. */
   close(): Promise<void>;
 }
@@ -26,7 +34,8 @@ export function openGovernanceResources(
   config: GovernanceDataConfig & { readonly ENGRAM_TENANT_POLICY_FILE?: string | undefined },
   logger: Logger,
 ): GovernanceResources {
-  const policies = tenantPolicies(loadTenantPolicies(config.ENGRAM_TENANT_POLICY_FILE));
+  const tenants = loadTenantPolicies(config.ENGRAM_TENANT_POLICY_FILE);
+  const policies = tenantPolicies(tenants);
   const target = storeTarget(config);
   if (!isMysqlTarget(target)) mkdirSync(config.ENGRAM_DATA_DIR, { recursive: true, mode: 0o700 });
   const store = openStore({ target });
@@ -36,6 +45,7 @@ export function openGovernanceResources(
     ...(chatModel !== undefined ? { chatModel } : {}),
     policies,
     importMaxBytes: config.ENGRAM_IMPORT_MAX_BYTES,
+    redactSecrets: redactSecretsOf(tenants, config.ENGRAM_REDACT_SECRETS),
     close: () => store.close(),
   };
 }
