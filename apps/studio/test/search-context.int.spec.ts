@@ -93,8 +93,14 @@ async function signedIn(): Promise<{ page: Page; problems: string[] }> {
 
 async function runSearch(page: Page, query: string): Promise<void> {
   await page.locator('input[name="q"]').fill(query);
+  // The view shows its "enter a query" notice, or the previous answer, until the new request's
+  // answer arrives: wait for that answer, then for what the view made of it.
+  const answered = page.waitForResponse((r) =>
+    r.url().endsWith('/engram.retrieval.v1.RetrievalService/Search'),
+  );
   await page.getByRole('button', { name: 'Search', exact: true }).click();
-  await page.locator('table.search-results, main .empty, main [role="alert"]').first().waitFor();
+  await answered;
+  await page.locator('#search-results, main [role="alert"]').first().waitFor();
 }
 
 describe('Studio search playground', () => {
