@@ -49,10 +49,13 @@ import { seededRandom, type Random } from '@engram/testing';
 import {
   freshnessTarget,
   generateDocument,
+  histogramDelta,
+  histogramSeries,
   markerSource,
   summariseDelays,
   type DelaySummary,
   type GeneratedDocument,
+  type HistogramSeries,
   type TargetLine,
 } from './freshness/plan.js';
 import {
@@ -311,6 +314,32 @@ async function documentPhase(
   };
 }
 
+/** Retrieval's indexer pass stage times so far (none when its metrics cannot be read). */
+async function passStages(metricsUrl: string | undefined): Promise<HistogramSeries[]> {
+  if (metricsUrl === undefined) return [];
+  try {
+    const response = await fetch(metricsUrl);
+    return histogramSeries(await response.text(), 'engram_index_pass_stage_seconds');
+  } catch {
+    return [];
+  }
+}
+
+/** Where the indexer's passes spent their time during the document phase, per loop and stage. */
+function printPassProfile(passes: readonly HistogramSeries[]) {
+  if (passes.length === 0) return;
+  log('\nIndexer passes during the document phase (engram_index_pass_stage_seconds):');
+  log('  loop            stage       passes   total s   mean ms');
+  const sorted = [...passes].sort(
+    (a, b) => `${a.labels['loop']}`.localeCompare(`${b.labels['loop']}`) || b.sum - a.sum,
+  );
+  for (const p of sorted) {
+    log(
+      `  ${String(p.labels['loop']).padEnd(15)} ${String(p.labels['stage']).padEnd(11)} ${String(p.count).padStart(6)} ${p.sum.toFixed(2).padStart(9)} ${((p.sum / p.count) * 1000).toFixed(1).padStart(9)}`,
+    );
+  }
+}
+
 function printReport(
   phases: readonly PhaseResult[],
   document: DocumentResult,
@@ -442,6 +471,7 @@ async function main(): Promise<number> {
     const documentCount = config.appends - idleCount;
     log(`phase document: streaming the document, ${documentCount} appends meanwhile…`);
     const loadBeforeDocument = loadAverage();
+    const passesBefore = await passStages(stack.services.retrieval.metricsUrl);
     const { phase: documentResult, document } = await documentPhase(
       await newPhase('document'),
       transports,
@@ -459,7 +489,9 @@ async function main(): Promise<number> {
       document.lexicalAllMs ?? null,
       config.maxWaitS,
     );
+    const passes = histogramDelta(passesBefore, await passStages(stack.services.retrieval.metricsUrl));
     printReport(phases, document, target);
+    printPassProfile(passes);
     if (Object.keys(errors.counts).length > 0) log(`\nfailed calls: ${JSON.stringify(errors.counts)}`);
     const result = {
       benchmark: 'freshness',
@@ -478,6 +510,7 @@ async function main(): Promise<number> {
         },
       },
       target: { lines: target, pass: target.every((l) => l.pass) },
+      indexerPasses: passes,
       errors: errors.counts,
     };
     writeFileSync(outPath, `${JSON.stringify(result, null, 2)}\n`);

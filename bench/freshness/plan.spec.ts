@@ -5,6 +5,8 @@ import {
   freshnessTarget,
   gaugeValue,
   generateDocument,
+  histogramDelta,
+  histogramSeries,
   isOneTerm,
   markerSource,
   markersIn,
@@ -174,5 +176,38 @@ describe('gaugeValue', () => {
     expect(gaugeValue(text, 'engram_index_dense_pending')).toBe(14769);
     expect(gaugeValue(text, 'engram_index_dense_oldest_age_seconds')).toBeUndefined();
     expect(gaugeValue('engram_x NaN', 'engram_x')).toBeUndefined();
+  });
+});
+
+describe('histogramSeries and histogramDelta', () => {
+  const exposition = (bulkSum: number, bulkCount: number) =>
+    [
+      '# TYPE engram_index_pass_stage_seconds histogram',
+      'engram_index_pass_stage_seconds_bucket{le="0.01",loop="bulk",stage="lease"} 3',
+      `engram_index_pass_stage_seconds_sum{loop="bulk",stage="lease"} ${bulkSum}`,
+      `engram_index_pass_stage_seconds_count{loop="bulk",stage="lease"} ${bulkCount}`,
+      'engram_index_pass_stage_seconds_sum{loop="dense",stage="embed"} 4.5',
+      'engram_index_pass_stage_seconds_count{loop="dense",stage="embed"} 2',
+      'engram_index_pass_stage_seconds_other_sum{loop="x"} 1',
+      'engram_search_stage_seconds_sum{stage="plan"} 9',
+      '',
+    ].join('\n');
+
+  it('reads the sum and count of every labelled series of one histogram only', () => {
+    expect(histogramSeries(exposition(0.25, 5), 'engram_index_pass_stage_seconds')).toEqual([
+      { labels: { loop: 'bulk', stage: 'lease' }, sum: 0.25, count: 5 },
+      { labels: { loop: 'dense', stage: 'embed' }, sum: 4.5, count: 2 },
+    ]);
+  });
+
+  it('keeps what changed between two scrapes', () => {
+    const name = 'engram_index_pass_stage_seconds';
+    const delta = histogramDelta(
+      histogramSeries(exposition(0.25, 5), name),
+      histogramSeries(exposition(1.25, 9), name),
+    );
+    expect(delta).toEqual([{ labels: { loop: 'bulk', stage: 'lease' }, sum: 1, count: 4 }]);
+    // A series that first appears later counts whole.
+    expect(histogramDelta([], histogramSeries(exposition(1, 2), name))).toHaveLength(2);
   });
 });

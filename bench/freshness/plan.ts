@@ -260,6 +260,48 @@ export function gaugeValue(text: string, name: string): number | undefined {
   return Number.isFinite(value) ? value : undefined;
 }
 
+/** One series of a histogram: its labels, its observations' sum and their count. */
+export interface HistogramSeries {
+  readonly labels: Readonly<Record<string, string>>;
+  readonly sum: number;
+  readonly count: number;
+}
+
+/** The `_sum` and `_count` of every labelled series of histogram `name` in a Prometheus text exposition. */
+export function histogramSeries(text: string, name: string): HistogramSeries[] {
+  const series = new Map<string, { labels: Record<string, string>; sum: number; count: number }>();
+  const line = new RegExp(`^${name}_(sum|count)\\{([^}]*)\\} (\\S+)$`);
+  for (const l of text.split('\n')) {
+    const m = line.exec(l);
+    if (m === null) continue;
+    const [, part, labelText = '', valueText] = m;
+    const labels = Object.fromEntries(
+      [...labelText.matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1]!, x[2]!]),
+    );
+    const entry = series.get(labelText) ?? { labels, sum: 0, count: 0 };
+    entry[part === 'sum' ? 'sum' : 'count'] = Number(valueText);
+    series.set(labelText, entry);
+  }
+  return [...series.values()];
+}
+
+/**
+ * What happened between two scrapes of the same histogram: each series' sum and count in the
+ * later one minus the earlier one (series with no new observation left out).
+ */
+export function histogramDelta(
+  before: readonly HistogramSeries[],
+  after: readonly HistogramSeries[],
+): HistogramSeries[] {
+  const key = (s: HistogramSeries) => JSON.stringify(Object.entries(s.labels).sort());
+  const earlier = new Map(before.map((s) => [key(s), s]));
+  return after.flatMap((s) => {
+    const e = earlier.get(key(s));
+    const count = s.count - (e?.count ?? 0);
+    return count > 0 ? [{ labels: s.labels, sum: s.sum - (e?.sum ?? 0), count }] : [];
+  });
+}
+
 // ---- Summaries ----
 
 export interface DelaySummary {

@@ -85,6 +85,7 @@ export { startMetricsServer, type MetricsServer } from './metrics-server.js';
 export {
   embeddingMetrics,
   grpcCodeName,
+  indexPassMetrics,
   metricsRegistry,
   modelMetrics,
   registerSampledGauge,
@@ -93,6 +94,7 @@ export {
   searchStageMetrics,
   type EmbeddingMetrics,
   type GaugeSample,
+  type IndexPassMetrics,
   type ModelMetrics,
   type Registry,
   type RpcMetrics,

@@ -225,6 +225,50 @@ export function searchStageMetrics(registry: Registry = metricsRegistry()): Sear
   };
 }
 
+/** Indexer pass buckets, seconds: from an empty lease to a dense batch of long passages. */
+const PASS_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** What the indexer records per pass (retrieval). */
+export interface IndexPassMetrics {
+  /**
+   * `engram_index_pass_stage_seconds{loop, stage}`: the time of each stage of one indexer pass that
+   * had work. Loops: `conversational`, `bulk`, `all` (outbox loops), `dense` (the dense stage).
+   * Outbox stages: lease, plan, tokenize, write, complete; dense stages: select, plan, embed, write.
+   */
+  readonly duration: Histogram<'loop' | 'stage'>;
+  /** `engram_index_pass_rows_total{loop}`: outbox rows (or dense points) a pass handled. */
+  readonly rows: Counter<'loop'>;
+}
+
+/** The indexer pass metrics of `registry` (the process registry by default). */
+export function indexPassMetrics(registry: Registry = metricsRegistry()): IndexPassMetrics {
+  return {
+    duration: metric(
+      registry,
+      'engram_index_pass_stage_seconds',
+      () =>
+        new Histogram({
+          name: 'engram_index_pass_stage_seconds',
+          help: 'Time of each stage of one indexer pass with work, by loop (conversational, bulk, all, dense) and stage.',
+          labelNames: ['loop', 'stage'] as const,
+          buckets: PASS_BUCKETS,
+          registers: [registry],
+        }),
+    ),
+    rows: metric(
+      registry,
+      'engram_index_pass_rows_total',
+      () =>
+        new Counter({
+          name: 'engram_index_pass_rows_total',
+          help: 'Outbox rows (dense stage: pending points) handled by indexer passes, by loop.',
+          labelNames: ['loop'] as const,
+          registers: [registry],
+        }),
+    ),
+  };
+}
+
 /** One sample of a gauge: its labels and value. */
 export interface GaugeSample {
   readonly labels?: Readonly<Record<string, string>>;

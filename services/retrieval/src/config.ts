@@ -94,11 +94,12 @@ export const retrievalEnvShape = {
    */
   ENGRAM_INDEX_EMBED_THREAD: envEnum(['on', 'off'], 'on'),
   /**
-   * While an outbox loop has a backlog (a pass leased a full batch), the dense stage waits at most
-   * this long at a time before it embeds one batch anyway, ms; `0`: it never waits. The lexical
-   * stage gets the cores first (a document's chunks become searchable sooner).
+   * While an outbox loop has a backlog (a pass leased a full batch), the dense stage embeds only
+   * rounds and memories, and one batch of document chunks at most per this long (from the end of
+   * the previous one), ms; `0`: it never holds chunks back. The lexical stage gets the cores first
+   * (a document's chunks become searchable sooner).
    */
-  ENGRAM_INDEX_DENSE_YIELD_MS: envInt(5_000, 0, 600_000),
+  ENGRAM_INDEX_DENSE_YIELD_MS: envInt(30_000, 0, 600_000),
   /**
    * Search calls this process executes at once (decision 0033); `0` turns the process admission
    * off. Eight on two cores: a Search spends most of its time waiting for the index, the database

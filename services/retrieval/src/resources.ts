@@ -11,7 +11,7 @@ import {
   type LocalEmbedderRecipe,
   type Reranker,
 } from '@engram/embeddings';
-import { describeError, type Logger, type ProcessAdmissionLimits } from '@engram/runtime';
+import { describeError, indexPassMetrics, type Logger, type ProcessAdmissionLimits } from '@engram/runtime';
 import {
   ReindexJobRepository,
   failStaleReindexJobs,
@@ -208,6 +208,7 @@ export async function openRetrievalResources(
             lexicalFirst: config.ENGRAM_INDEX_LEXICAL_FIRST === 'on',
             denseYieldMaxMs: config.ENGRAM_INDEX_DENSE_YIELD_MS,
             paused: () => live.stale,
+            metrics: indexPassMetrics(),
           })
         : undefined;
     let closing = false;

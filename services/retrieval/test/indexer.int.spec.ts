@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { LocalEmbedder, type Embedder } from '@engram/embeddings';
 import { encodeQuery } from '@engram/lexical';
-import { createLogger } from '@engram/runtime';
+import { createLogger, indexPassMetrics } from '@engram/runtime';
 import {
   DocumentRepository,
   ForgetReceiptRepository,
@@ -562,7 +562,7 @@ describe.each(stacks)('the indexer on $name', ({ open }) => {
       expect(await index.countPendingDense()).toBe(0);
     });
 
-    it('embeds nothing while an outbox loop has a backlog: the lexical batches get the cores first', async () => {
+    it('embeds no document chunk while an outbox loop has a backlog: the lexical batches get the cores first', async () => {
       const texts = Array.from({ length: 7 }, (_, i) => `积压测试第${i}段：关于第${i}座灯塔的笔记`);
       const { chunks } = await addDocument(texts);
       const chunkIds = chunks.map((c) => pointId('CHUNK', c.id));
@@ -591,6 +591,63 @@ describe.each(stacks)('the indexer on $name', ({ open }) => {
       // Four passes of two rows each: the dense stage started only after the last one.
       expect(lexicalAtFirstEmbedding).toBe(chunkIds.length);
       const done = await index.fetch(chunkIds, { withVectors: true });
+      expect(done.every((p) => p.dense !== undefined)).toBe(true);
+    });
+
+    it('times each stage of its passes, per loop (engram_index_pass_stage_seconds)', async () => {
+      await addDocument(['计时测试：第一段', '计时测试：第二段']);
+      await addMemory('计时测试：我喜欢桥');
+      const metrics = indexPassMetrics();
+      const observed = async () =>
+        (await metrics.duration.get()).values.filter((v) => v.metricName?.endsWith('_count'));
+      const before = await observed();
+      const writer = indexer({ metrics });
+      await writer.runOnce(Date.now(), 'bulk');
+      await writer.runOnce(Date.now(), 'conversational');
+      await writer.runDenseOnce();
+      const after = await observed();
+      const grew = (loop: string, stage: string) => {
+        const count = (values: typeof before) =>
+          values.find((v) => v.labels['loop'] === loop && v.labels['stage'] === stage)?.value ?? 0;
+        return count(after) - count(before);
+      };
+      for (const stage of ['lease', 'plan', 'tokenize', 'write', 'complete']) {
+        expect(grew('bulk', stage)).toBe(1);
+        expect(grew('conversational', stage)).toBe(1);
+      }
+      for (const stage of ['select', 'plan', 'embed', 'write']) expect(grew('dense', stage)).toBe(1);
+    });
+
+    it('embeds rounds, but no document chunk, while the bulk loop has a backlog', async () => {
+      const texts = Array.from({ length: 7 }, (_, i) => `让路测试第${i}段：关于第${i}条运河的笔记`);
+      const { chunks } = await addDocument(texts);
+      const chunkIds = chunks.map((c) => pointId('CHUNK', c.id));
+      const session = await addSession();
+      const [user] = await append(session.id, [
+        { role: 'USER', content: '我明天去看运河' },
+        { role: 'ASSISTANT', content: '记得带伞' },
+      ]);
+      const roundId = pointId('ROUND', user!.id);
+      const writer = indexer({ batchSize: 2, idleMs: 10, denseYieldMaxMs: 600_000 });
+      await writer.runOnce(Date.now(), 'conversational');
+      // A full bulk batch: more is waiting, so the dense stage holds chunks back.
+      expect((await writer.runOnce(Date.now(), 'bulk')).leased).toBe(2);
+      writer.denseWorker.start();
+      try {
+        while ((await index.fetch([roundId], { withVectors: true }))[0]?.dense === undefined) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        const written = await index.fetch(chunkIds, { withVectors: true });
+        expect(written.length).toBeGreaterThan(0);
+        expect(written.every((p) => p.dense === undefined)).toBe(true);
+        // The backlog drained (a partial batch): the chunks get their vectors too.
+        while ((await writer.runOnce(Date.now(), 'bulk')).leased > 0);
+        while ((await index.countPendingDense()) > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      } finally {
+        await writer.denseWorker.stop();
+      }
+      const done = await index.fetch(chunkIds, { withVectors: true });
+      expect(done).toHaveLength(chunkIds.length);
       expect(done.every((p) => p.dense !== undefined)).toBe(true);
     });
 

@@ -1,6 +1,6 @@
 import type { Embedder } from '@engram/embeddings';
 import { encodeDocument } from '@engram/lexical';
-import { Worker, describeError, type Logger, type PassOutcome } from '@engram/runtime';
+import { Worker, describeError, type IndexPassMetrics, type Logger, type PassOutcome } from '@engram/runtime';
 import { OutboxRepository, enqueueOutbox, inTransaction, type OutboxClass, type Store } from '@engram/store';
 import type { ItemKind, Point, ScrolledPoint, VectorIndex } from '@engram/vector-index';
 import { retryDelayMs, type IndexDocument } from '../domain/points.js';
@@ -42,6 +42,34 @@ export interface IndexerDeps {
   readonly paused?: () => boolean;
   /** Failures after which a row is parked. Default 10. */
   readonly maxAttempts?: number;
+  /** Where each pass's stage times go (`engram_index_pass_stage_seconds`); none when absent. */
+  readonly metrics?: IndexPassMetrics;
+}
+
+/** The loops whose passes {@link IndexPassMetrics} tells apart. */
+type PassLoop = OutboxClass | 'all' | 'dense';
+
+/** Times the stages of one pass, each from the end of the one before. */
+class PassTimer {
+  readonly #metrics: IndexPassMetrics | undefined;
+  readonly #loop: PassLoop;
+  #last = performance.now();
+
+  constructor(metrics: IndexPassMetrics | undefined, loop: PassLoop) {
+    this.#metrics = metrics;
+    this.#loop = loop;
+  }
+
+  /** Records the time since the previous lap (or the start) as `stage`. */
+  lap(stage: string): void {
+    const now = performance.now();
+    this.#metrics?.duration.observe({ loop: this.#loop, stage }, (now - this.#last) / 1000);
+    this.#last = now;
+  }
+
+  rows(count: number): void {
+    this.#metrics?.rows.inc({ loop: this.#loop }, count);
+  }
 }
 
 /** A change that re-applies a searchable source row (Reindex and full rebuilds replay these). */
@@ -84,18 +112,21 @@ export type DenseTiming = 'now' | 'later';
 
 /** The dense stage's order: conversational items before document chunks. */
 const DENSE_PRIORITY: readonly (readonly ItemKind[])[] = [['ROUND', 'MEMORY'], ['CHUNK']];
+/** What the dense stage embeds while it yields to a lexical backlog: conversational items only. */
+const DENSE_CONVERSATIONAL: readonly (readonly ItemKind[])[] = [['ROUND', 'MEMORY']];
 
 /** The last pending mark this process gave (shared by every indexer of the process). */
 let lastMark = 0;
 
 /**
- * While an outbox loop has a backlog (its last pass leased a full batch), the dense stage waits,
- * at most this long at a time before it runs one pass anyway (so conversational rows still get
- * their vectors during a long bulk backlog). The two stages share the machine's cores: embedding
- * beside a document's lexical batches cut them from ~2,100 to ~430 chunks/s (docs/benchmarks.md,
+ * While an outbox loop has a backlog (its last pass leased a full batch), the dense stage embeds
+ * conversational items only (rounds and memories: short texts, a few ms each), and document chunks
+ * at most one batch per this long, counted from the end of the previous one. The two stages share
+ * the machine's cores: a batch of 32 long chunks takes both cores for ~3.5 s, and embedding them
+ * beside a document's lexical batches cut those from ~2,100 to ~400 chunks/s (docs/benchmarks.md,
  * issue 19 freshness).
  */
-const DENSE_YIELD_MAX_MS = 5_000;
+const DENSE_YIELD_MAX_MS = 30_000;
 
 /** Runs async sections one at a time, in call order. */
 class WriteLock {
@@ -142,7 +173,10 @@ export class Indexer {
   readonly #lexicalFirst: boolean;
   /** The outbox classes whose last pass leased a full batch (more is waiting). */
   readonly #backlogged = new Set<OutboxClass | 'all'>();
-  /** Since when the dense stage has been yielding to a backlog (undefined: not yielding). */
+  /**
+   * Since when the dense stage has held document chunks back for a backlog: when it first saw
+   * it, then the end of each chunk batch it ran anyway (undefined: no backlog).
+   */
   #yieldingSince: number | undefined;
 
   constructor(deps: IndexerDeps) {
@@ -164,8 +198,10 @@ export class Indexer {
     );
     this.denseWorker = loop('dense-indexer', async () => {
       if (this.#deps.paused?.() === true) return {};
-      if (this.#yieldToLexical()) return {};
-      const pass = await this.runDenseOnce();
+      const yielding = this.#yieldToLexical();
+      const pass = await this.runDenseOnce(yielding ? DENSE_CONVERSATIONAL : DENSE_PRIORITY);
+      // A chunk batch run during a backlog: the next one waits a whole period from its end.
+      if (!yielding && this.#yieldingSince !== undefined) this.#yieldingSince = Date.now();
       return { more: pass.pending >= (this.#deps.denseBatchSize ?? 32) };
     });
   }
@@ -178,8 +214,9 @@ export class Indexer {
   }
 
   /**
-   * Whether the dense stage skips this pass: an outbox loop has a backlog and the stage has not
-   * yet waited {@link DENSE_YIELD_MAX_MS} for it (after which it runs one pass and waits again).
+   * Whether the dense stage holds document chunks back in this pass: an outbox loop has a backlog
+   * and {@link DENSE_YIELD_MAX_MS} has not passed since the stage first saw it or since the end of
+   * the last chunk batch it ran anyway.
    */
   #yieldToLexical(now = Date.now()): boolean {
     const maxMs = this.#deps.denseYieldMaxMs ?? DENSE_YIELD_MAX_MS;
@@ -188,9 +225,7 @@ export class Indexer {
       return false;
     }
     this.#yieldingSince ??= now;
-    if (now - this.#yieldingSince < maxMs) return true;
-    this.#yieldingSince = now;
-    return false;
+    return now - this.#yieldingSince < maxMs;
   }
 
   #batchSize(): number {
@@ -203,6 +238,7 @@ export class Indexer {
    */
   async runOnce(now = Date.now(), only?: OutboxClass): Promise<IndexerPass> {
     const limit = this.#batchSize();
+    const timer = new PassTimer(this.#deps.metrics, only ?? 'all');
     const entries = await this.#outbox.lease(limit, this.#deps.leaseMs ?? 30_000, now, only);
     // A full batch means more is waiting: the dense stage yields from now on (before any point
     // of this batch is written); a partial one clears that once it has been written.
@@ -212,8 +248,10 @@ export class Indexer {
       if (this.#backlogged.delete(backlog)) this.denseWorker.wake();
       return { leased: 0, processed: 0, failed: 0 };
     }
+    timer.lap('lease');
+    timer.rows(entries.length);
     const timing: DenseTiming = this.#lexicalFirst ? 'later' : 'now';
-    const { done, failed } = await this.apply(entries, this.#deps.index, timing);
+    const { done, failed } = await this.#apply(entries, this.#deps.index, timing, timer);
     const byId = new Map(entries.map((e) => [e.id, e]));
     const failures = failed.flatMap(({ change, error }) => {
       const entry = byId.get(change.id);
@@ -223,6 +261,7 @@ export class Indexer {
     });
     await this.#outbox.complete(done, now);
     await this.#outbox.fail(failures, now);
+    timer.lap('complete');
     if (failures.length > 0) {
       this.#deps.logger.warn(
         { failed: failures.length, rows: failures.map((f) => f.entry.id), error: failures[0]?.error },
@@ -246,7 +285,17 @@ export class Indexer {
     index: VectorIndex,
     dense: DenseTiming = 'now',
   ): Promise<{ done: number[]; failed: { change: Change; error: unknown }[] }> {
+    return this.#apply(changes, index, dense, new PassTimer(undefined, 'all'));
+  }
+
+  async #apply(
+    changes: readonly Change[],
+    index: VectorIndex,
+    dense: DenseTiming,
+    timer: PassTimer,
+  ): Promise<{ done: number[]; failed: { change: Change; error: unknown }[] }> {
     const planned = await this.#planner.planAll(changes, index);
+    timer.lap('plan');
     const failed: { change: Change; error: unknown }[] = [];
     for (const p of planned) if ('error' in p) failed.push({ change: p.change, error: p.error });
     const actions = planned.filter((p): p is Extract<Planned, { action: unknown }> => 'action' in p);
@@ -272,6 +321,7 @@ export class Indexer {
       }
     }
 
+    timer.lap(dense === 'now' ? 'embed' : 'tokenize');
     const done: number[] = [];
     try {
       if (points.length > 0) await this.#lock.run(() => index.upsert(points, { wait: true }));
@@ -305,6 +355,7 @@ export class Indexer {
         failed.push({ change, error });
       }
     }
+    timer.lap('write');
     return { done, failed };
   }
 
@@ -348,17 +399,20 @@ export class Indexer {
    * their rows re-read, their texts embedded in one call, and each point rewritten with its dense
    * vector unless its mark changed meanwhile. A point whose source is gone is deleted (its outbox
    * row does the same); one whose text the model refuses gets a new mark (back of the queue) and a
-   * warning, so it never blocks the others.
+   * warning, so it never blocks the others. `priority`: the kinds to take, group by group.
    */
-  async runDenseOnce(): Promise<DensePass> {
+  async runDenseOnce(priority: readonly (readonly ItemKind[])[] = DENSE_PRIORITY): Promise<DensePass> {
     const index = this.#deps.index;
     const limit = this.#deps.denseBatchSize ?? 32;
+    const timer = new PassTimer(this.#deps.metrics, 'dense');
     const pending: ScrolledPoint[] = [];
-    for (const kinds of DENSE_PRIORITY) {
+    for (const kinds of priority) {
       if (pending.length >= limit) break;
       pending.push(...(await index.pendingDense(limit - pending.length, kinds)));
     }
     if (pending.length === 0) return { pending: 0, embedded: 0, superseded: 0, failed: 0 };
+    timer.lap('select');
+    timer.rows(pending.length);
     const marks = new Map(pending.map((p) => [p.id, p.payload.densePendingSince]));
     const planned = await this.#planner.planAll(pending.map(pendingChange), index);
     const documents: IndexDocument[] = [];
@@ -373,8 +427,10 @@ export class Indexer {
         else gone.push(id);
       } else gone.push(id);
     }
+    timer.lap('plan');
     const { points, refused } = await this.#embedAll(documents);
-    return this.#lock.run(async () => {
+    timer.lap('embed');
+    const written = await this.#lock.run(async () => {
       const current = await index.fetch([...points.map((p) => p.id), ...refused.map((d) => d.id), ...gone]);
       const unchanged = new Set(
         current.filter((p) => p.payload.densePendingSince === marks.get(p.id)).map((p) => p.id),
@@ -397,6 +453,8 @@ export class Indexer {
         failed: retry.length,
       };
     });
+    timer.lap('write');
+    return written;
   }
 
   /**
