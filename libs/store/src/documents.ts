@@ -422,7 +422,8 @@ export class DocumentRepository {
 
   /**
    * {@link indexedChunkCount} of several documents in one query per 500 ids, in the order of
-   * `ids`: 0 for a document that is not READY; absent documents are missing from the map.
+   * `ids`: 0 for a document that is not READY or not yet activated; absent documents are missing
+   * from the map.
    */
   async indexedChunkCounts(tenantId: string, ids: readonly string[]): Promise<Map<string, number>> {
     return readByIds(
@@ -446,11 +447,23 @@ export class DocumentRepository {
                 .whereRef('chunks.document_id', '=', 'documents.id')
                 .as('pending'),
             )
+            .select((eb) =>
+              eb
+                .selectFrom('outbox')
+                .select((count) => count.fn.countAll<number>().as('n'))
+                .whereRef('outbox.tenant_id', '=', 'documents.tenant_id')
+                .whereRef('outbox.aggregate_id', '=', 'documents.id')
+                .where('outbox.aggregate_kind', '=', 'DOCUMENT')
+                .where('outbox.operation', '=', 'UPSERT')
+                .where('outbox.processed_at', 'is', null)
+                .as('activating'),
+            )
             .where('documents.tenant_id', '=', tenantId)
             .where('documents.id', 'in', batch)
             .execute(),
         ),
-      (row) => (row.state === 'READY' ? row.chunk_count - (row.pending ?? 0) : 0),
+      (row) =>
+        row.state === 'READY' && (row.activating ?? 0) === 0 ? row.chunk_count - (row.pending ?? 0) : 0,
     );
   }
 
@@ -473,9 +486,11 @@ export class DocumentRepository {
   }
 
   /**
-   * How many of a document's chunks are in the vector index: those without an unprocessed outbox
-   * row (the indexer marks a row processed once its point is written). Counting pending rows
-   * rather than processed ones keeps the answer right after old processed rows are pruned.
+   * How many of a document's chunks are searchable: those without an unprocessed outbox row (the
+   * indexer marks a row processed once its point is written), once the document's READY row has
+   * been processed too (until then its chunks indexed while it was INGESTING are staged, not
+   * searchable: 0). Counting pending rows rather than processed ones keeps the answer right after
+   * old processed rows are pruned.
    */
   async indexedChunkCount(tenantId: string, documentId: string, executor?: Executor): Promise<number> {
     const query = async (db: Executor) => {
@@ -486,6 +501,24 @@ export class DocumentRepository {
         .where('id', '=', documentId)
         .executeTakeFirst();
       if (document?.state !== 'READY') return 0;
+      const activating = await db
+        .selectFrom('outbox')
+        .select('id')
+        .where('tenant_id', '=', tenantId)
+        .where('aggregate_id', '=', documentId)
+        .where('aggregate_kind', '=', 'DOCUMENT')
+        .where('operation', '=', 'UPSERT')
+        .where('processed_at', 'is', null)
+        .executeTakeFirst();
+      if (activating !== undefined) return 0;
+      return document.chunk_count - (await this.pendingChunkRows(tenantId, documentId, db));
+    };
+    return read(this.store, executor, query);
+  }
+
+  /** How many of a document's chunks have an unprocessed outbox row (their point may be missing). */
+  async pendingChunkRows(tenantId: string, documentId: string, executor?: Executor): Promise<number> {
+    const query = async (db: Executor) => {
       const pending = await db
         .selectFrom('chunks')
         .innerJoin('outbox', (join) =>
@@ -498,7 +531,7 @@ export class DocumentRepository {
         .where('chunks.tenant_id', '=', tenantId)
         .where('chunks.document_id', '=', documentId)
         .executeTakeFirstOrThrow();
-      return document.chunk_count - pending.n;
+      return pending.n;
     };
     return read(this.store, executor, query);
   }

@@ -23,10 +23,12 @@ export interface OutboxEvent {
 }
 
 /**
- * Aggregates of bulk work (a document and its chunks): leased after every conversational change
- * that is due ({@link OutboxRepository.lease}).
+ * Aggregates of bulk work (a document's chunks): leased after every conversational change that is
+ * due ({@link OutboxRepository.lease}). A DOCUMENT row is not bulk: the row a document's READY
+ * transition writes makes its chunks indexed while it was INGESTING searchable in one request
+ * (they are staged), so it must not wait behind the document's own chunk rows.
  */
-export const BULK_AGGREGATES: readonly OutboxAggregate[] = ['DOCUMENT', 'CHUNK'];
+export const BULK_AGGREGATES: readonly OutboxAggregate[] = ['CHUNK'];
 
 /** The two classes of outbox rows: bulk ({@link BULK_AGGREGATES}) and everything else. */
 export type OutboxClass = 'conversational' | 'bulk';
@@ -101,7 +103,7 @@ export class OutboxRepository {
    * selection uses SKIP LOCKED so concurrent consumers never lease the same row.
    *
    * Conversational changes come first (decision 0032): the due rows of every aggregate but
-   * {@link BULK_AGGREGATES} oldest first, then bulk rows (a document's chunks) oldest first to fill
+   * {@link BULK_AGGREGATES} (documents' chunks) oldest first, then bulk rows oldest first to fill
    * the batch, so a message appended while a large document is being indexed never waits behind its
    * chunks. Within a class the order is the rows' order; across classes it does not matter, since the
    * indexer re-reads every row's source of truth. `only` leases one class alone (the indexer runs

@@ -12,6 +12,7 @@ import type {
   ScrolledPoint,
   Visibility,
 } from './port.js';
+import { STAGED_STATUS } from './port.js';
 
 /**
  * One collection of the embedded index, in memory: the exact search engine behind
@@ -364,6 +365,15 @@ export class CollectionState implements PayloadColumns {
     return this.slotOf.has(id);
   }
 
+  /** Sets the payload status of live points by id (their filters see it at once). */
+  setStatus(ids: Iterable<string>, status: string): void {
+    const code = this.intern(status);
+    for (const id of ids) {
+      const slot = this.slotOf.get(id);
+      if (slot !== undefined) this.status[slot] = code;
+    }
+  }
+
   /** Writes the row (not yet in the inverted index); returns its slot. */
   private append(point: StoredPoint): number {
     this.kill(point.id);
@@ -636,11 +646,13 @@ export class CollectionState implements PayloadColumns {
   pendingDense(limit: number, kinds: readonly string[]): ScrolledPoint[] {
     if (this.livePending === 0 || limit <= 0) return [];
     const codes = new Set(kinds.map((k) => this.code(k)));
+    const staged = this.code(STAGED_STATUS);
     const top = new TopK(Math.min(limit, this.livePending), this.ids);
     const since = this.densePendingSince;
     for (let slot = 0; slot < this.rows; slot++) {
       if (this.hasDense[slot] === 1 || this.tenant[slot] === ABSENT) continue;
       if (codes.size > 0 && !codes.has(this.kind[slot]!)) continue;
+      if (this.status[slot] === staged) continue;
       // TopK keeps the highest scores: the negated mark puts the oldest first.
       top.offer(-since[slot]!, slot);
     }
@@ -654,13 +666,16 @@ export class CollectionState implements PayloadColumns {
 
   /** Live rows without a dense vector, of `tenantId` (any when undefined) and `kinds` (any when empty). */
   countPending(tenantId: string | undefined, kinds: readonly string[]): number {
-    if (this.livePending === 0 || (tenantId === undefined && kinds.length === 0)) return this.livePending;
+    const staged = this.code(STAGED_STATUS);
+    if (this.livePending === 0) return 0;
+    if (tenantId === undefined && kinds.length === 0 && staged === UNKNOWN) return this.livePending;
     const tenant = tenantId === undefined ? undefined : this.code(tenantId);
     if (tenant === UNKNOWN) return 0;
     const codes = new Set(kinds.map((k) => this.code(k)));
     let n = 0;
     for (let slot = 0; slot < this.rows; slot++) {
       if (this.hasDense[slot] === 1 || this.tenant[slot] === ABSENT) continue;
+      if (this.status[slot] === staged) continue;
       if (tenant !== undefined && this.tenant[slot] !== tenant) continue;
       if (codes.size > 0 && !codes.has(this.kind[slot]!)) continue;
       n += 1;

@@ -364,6 +364,7 @@ class EmbeddedStore implements VectorStore {
           `VALUES (?, ${POINT_COLUMNS.map(() => '?').join(', ')})`,
       ),
       delete: db.prepare('DELETE FROM points WHERE collection = ? AND id = ?'),
+      setStatus: db.prepare('UPDATE points SET status = ? WHERE collection = ? AND id = ?'),
       // A table scan in rowid (= write) order, not an index walk: sequential reads at open.
       load: db
         .prepare(`SELECT ${POINT_COLUMNS.join(', ')} FROM points NOT INDEXED WHERE collection = ?`)
@@ -517,6 +518,22 @@ class EmbeddedStore implements VectorStore {
     checkFilter(filter);
     const { state } = this.state(name);
     this.delete(name, state.idsMatching(filter));
+  }
+
+  setStatus(name: string, filter: IndexFilter, status: string): void {
+    checkFilter(filter);
+    if (typeof status !== 'string' || status === '') throw errors.fieldRequired('status');
+    const { collection, state } = this.state(name);
+    const ids = state.idsMatching(filter);
+    if (ids.length === 0) return;
+    const update = this.statements.setStatus;
+    guard(() => {
+      this.db.transaction(() => {
+        for (const id of ids) update.run(status, collection, id);
+      })();
+    });
+    // Committed: now what searches filter on.
+    state.setStatus(ids, status);
   }
 
   fetch(name: string, ids: readonly string[], withVectors: boolean): Point[] {
@@ -688,6 +705,12 @@ class EmbeddedIndex implements VectorIndex {
   deleteByFilter(filter: IndexFilter): Promise<void> {
     return settle(() => {
       this.store.deleteByFilter(this.name, filter);
+    });
+  }
+
+  setStatus(filter: IndexFilter, status: string): Promise<void> {
+    return settle(() => {
+      this.store.setStatus(this.name, filter, status);
     });
   }
 

@@ -1,5 +1,6 @@
 /** @engram/vector-index: the VectorIndex port, its filter language, and its adapters. */
 export { pointId } from './point-id.js';
+export { STAGED_STATUS } from './port.js';
 export type {
   CollectionSpec,
   IndexFilter,

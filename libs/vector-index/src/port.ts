@@ -26,7 +26,10 @@ export interface PointPayload {
   readonly ownerId: string;
   /** '' unless scope is ORG. */
   readonly orgId: string;
-  /** ACTIVE, … (memories); READY (chunks); ACTIVE (rounds). */
+  /**
+   * ACTIVE, … (memories); ACTIVE (chunks of a READY document, rounds); {@link STAGED_STATUS} (chunks
+   * of a document still INGESTING).
+   */
   readonly status: string;
   /** MEMORY only: FACT, EPISODE, EVENT, FORESIGHT, SUMMARY. */
   readonly memoryType?: string;
@@ -52,6 +55,15 @@ export interface PointPayload {
    */
   readonly densePendingSince?: number;
 }
+
+/**
+ * The status of a point written before its source may be found: a chunk of a document that is
+ * still INGESTING. Searches never return it (they ask for ACTIVE points), the dense stage does
+ * not take it ({@link VectorIndex.pendingDense} and {@link VectorIndex.countPendingDense} leave it
+ * out), and {@link VectorIndex.setStatus} makes the document's chunks searchable at once when it
+ * becomes READY, instead of writing them all then.
+ */
+export const STAGED_STATUS = 'STAGED';
 
 export interface Point {
   /** A UUID derived deterministically from kind + source id (idempotent upserts). */
@@ -183,6 +195,12 @@ export interface VectorIndex {
   upsert(points: readonly Point[], options?: { wait?: boolean }): Promise<void>;
   delete(ids: readonly string[], options?: { wait?: boolean }): Promise<void>;
   deleteByFilter(filter: IndexFilter, options?: { wait?: boolean }): Promise<void>;
+  /**
+   * Sets the payload `status` of every point matching `filter` (nothing else of them changes).
+   * `wait` (default true): searches see the new status when this resolves. INVALID_ARGUMENT for an
+   * empty status.
+   */
+  setStatus(filter: IndexFilter, status: string, options?: { wait?: boolean }): Promise<void>;
   /** The `limit` nearest points by cosine among those matching `filter` (exact within the filter). */
   searchDense(
     vector: readonly number[] | Float32Array,
@@ -199,13 +217,14 @@ export interface VectorIndex {
   searchBatch(queries: readonly SearchQuery[]): Promise<ScoredPoint[][]>;
   /**
    * Up to `limit` (1–1000) points of any tenant stored without a dense vector, of `kinds` (any when
-   * absent or empty), in ascending `densePendingSince` order (ties by id). The dense stage of the
-   * indexer reads its work from here. No vectors.
+   * absent or empty), in ascending `densePendingSince` order (ties by id), {@link STAGED_STATUS}
+   * points left out. The dense stage of the indexer reads its work from here. No vectors.
    */
   pendingDense(limit: number, kinds?: readonly ItemKind[]): Promise<ScrolledPoint[]>;
   /**
-   * How many points lack their dense vector (the dense stage's backlog): of any tenant, or of
-   * `of.tenantId` (and `of.kinds`, any when absent or empty). INVALID_ARGUMENT for an empty tenant.
+   * How many points lack their dense vector (the dense stage's backlog, {@link STAGED_STATUS} points
+   * left out): of any tenant, or of `of.tenantId` (and `of.kinds`, any when absent or empty).
+   * INVALID_ARGUMENT for an empty tenant.
    */
   countPendingDense(of?: PendingScope): Promise<number>;
   /**

@@ -17,6 +17,7 @@ import type {
   VectorIndex,
   VectorStore,
 } from './port.js';
+import { STAGED_STATUS } from './port.js';
 import { toQdrantFilter } from './qdrant-filter.js';
 import { QdrantHttp, isQdrantHttpError, segment } from './qdrant-http.js';
 import { checkScrollOptions } from './scroll.js';
@@ -53,6 +54,9 @@ const METADATA_KEY = 'engram';
 
 /** Point ids per delete request. */
 const DELETE_BATCH = 1_000;
+
+/** The dense stage's work leaves out staged points (a document still INGESTING). */
+const NOT_STAGED: Schemas['Condition'][] = [{ key: 'status', match: { value: STAGED_STATUS } }];
 
 /**
  * A payload index for every field a filter can look at. `tenantId` is a tenant index: Qdrant keeps
@@ -283,6 +287,12 @@ class QdrantIndex implements VectorIndex {
     await this.write('POST', `${this.path}/points/delete?wait=${options?.wait ?? true}`, body);
   }
 
+  async setStatus(filter: IndexFilter, status: string, options?: { wait?: boolean }): Promise<void> {
+    if (typeof status !== 'string' || status === '') throw errors.fieldRequired('status');
+    const body: Schemas['SetPayload'] = { payload: { status }, filter: toQdrantFilter(filter) };
+    await this.write('POST', `${this.path}/points/payload?wait=${options?.wait ?? true}`, body);
+  }
+
   async searchDense(
     vector: readonly number[] | Float32Array,
     filter: IndexFilter,
@@ -334,7 +344,7 @@ class QdrantIndex implements VectorIndex {
     const must: Schemas['Condition'][] = [{ key: 'densePendingSince', range: { gte: 0 } }];
     if (kinds !== undefined && kinds.length > 0) must.push({ key: 'kind', match: { any: [...kinds] } });
     const body: Schemas['ScrollRequest'] = {
-      filter: { must },
+      filter: { must, must_not: NOT_STAGED },
       limit: limit + 1,
       order_by: { key: 'densePendingSince', direction: 'asc' },
       with_payload: true,
@@ -352,6 +362,7 @@ class QdrantIndex implements VectorIndex {
     const ties: Schemas['ScrollRequest'] = {
       filter: {
         must: [...must.slice(1), { key: 'densePendingSince', range: { gte: lastMark, lte: lastMark } }],
+        must_not: NOT_STAGED,
       },
       limit: limit - below.length,
       with_payload: true,
@@ -367,7 +378,7 @@ class QdrantIndex implements VectorIndex {
     if (of !== undefined) must.unshift({ key: 'tenantId', match: { value: of.tenantId } });
     if (of?.kinds !== undefined && of.kinds.length > 0)
       must.push({ key: 'kind', match: { any: [...of.kinds] } });
-    const body: Schemas['CountRequest'] = { exact: true, filter: { must } };
+    const body: Schemas['CountRequest'] = { exact: true, filter: { must, must_not: NOT_STAGED } };
     const result = await this.read<Schemas['CountResult']>('POST', `${this.path}/points/count`, body);
     return result.count;
   }

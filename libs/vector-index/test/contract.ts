@@ -15,7 +15,7 @@ import type {
   VectorIndex,
   VectorStore,
 } from '../src/index.js';
-import { pointId } from '../src/index.js';
+import { STAGED_STATUS, pointId } from '../src/index.js';
 
 /**
  * The VectorIndex contract: one suite, identical assertions, for every adapter (Qdrant, embedded).
@@ -884,6 +884,71 @@ export function vectorIndexContract(name: string, open: () => Promise<OpenedStor
         await index.deleteByFilter({ tenantId: 't1', sourceIds: ['theirs'] });
         expect(await index.count()).toBe(2);
         expect(await index.countPendingDense()).toBe(1);
+      });
+
+      it('setStatus changes only the status of the matching points; staged points are not the dense stage’s work', async () => {
+        const index = await freshIndex('staged');
+        const random = seededRandom(104);
+        const chunk = (sourceId: string, since: number, overrides: Partial<PointPayload> = {}) =>
+          pending(
+            sourceId,
+            since,
+            { kind: 'CHUNK', status: STAGED_STATUS, documentId: 'd1', ...overrides },
+            TERM,
+          );
+        const c1 = chunk('c1', NOW + 1);
+        const c2 = chunk('c2', NOW + 2);
+        const other = chunk('c3', NOW + 3, { documentId: 'd2' });
+        const theirs = chunk('c4', NOW + 4, { tenantId: 't2' });
+        const memory = pending('m1', NOW + 5, {}, TERM);
+        const embedded = point('c5', randomUnit(random), {
+          kind: 'CHUNK',
+          status: STAGED_STATUS,
+          documentId: 'd1',
+        });
+        await index.upsert([c1, c2, other, theirs, memory, embedded]);
+        const active: IndexFilter = { tenantId: 't1', statuses: ['ACTIVE'] };
+        expect(ids(await index.pendingDense(10))).toEqual([memory.id]);
+        expect(await index.countPendingDense()).toBe(1);
+        expect(await index.countPendingDense({ tenantId: 't1', kinds: ['CHUNK'] })).toBe(0);
+        expect(ids(await index.searchSparse(TERM, active, 10))).toEqual([memory.id]);
+
+        const document: IndexFilter = {
+          tenantId: 't1',
+          kinds: ['CHUNK'],
+          documentIds: ['d1'],
+          statuses: [STAGED_STATUS],
+        };
+        await index.setStatus(document, 'ACTIVE');
+        expect(await index.count(document)).toBe(0);
+        const after = await index.fetch([c1.id, c2.id, other.id, theirs.id, embedded.id], {
+          withVectors: true,
+        });
+        const byId = new Map(after.map((p) => [p.id, p]));
+        for (const p of [c1, c2]) {
+          expect(byId.get(p.id)?.payload).toEqual({ ...p.payload, status: 'ACTIVE' });
+          expect([...byId.get(p.id)!.sparse.indices]).toEqual([...TERM.indices]);
+          expect(byId.get(p.id)).not.toHaveProperty('dense');
+        }
+        expect(byId.get(embedded.id)?.payload.status).toBe('ACTIVE');
+        expect(byId.get(embedded.id)?.dense).toHaveLength(DIMS);
+        expect(byId.get(other.id)?.payload.status).toBe(STAGED_STATUS);
+        expect(byId.get(theirs.id)?.payload.status).toBe(STAGED_STATUS);
+        // Now searchable, and due for their dense vectors in their marks' order.
+        expect(sorted(ids(await index.searchSparse(TERM, active, 10)))).toEqual(
+          sorted([c1.id, c2.id, memory.id]),
+        );
+        expect(ids(await index.pendingDense(10))).toEqual([c1.id, c2.id, memory.id]);
+        expect(await index.countPendingDense()).toBe(3);
+        expect(await index.count()).toBe(6);
+
+        await expect(index.setStatus(document, '')).rejects.toMatchObject({ code: Code.InvalidArgument });
+        await expect(index.setStatus({ tenantId: '' }, 'ACTIVE')).rejects.toMatchObject({
+          code: Code.InvalidArgument,
+        });
+        // Nothing matching: nothing changes.
+        await index.setStatus({ tenantId: 't9' }, 'ACTIVE');
+        expect(await index.count({ tenantId: 't1', statuses: [STAGED_STATUS] })).toBe(1);
       });
 
       it('an upsert replaces a point wholly: pending → with its vector → pending again', async () => {

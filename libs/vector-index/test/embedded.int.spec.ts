@@ -580,6 +580,7 @@ describe('EmbeddedStore', () => {
       await index.upsert(points);
       await index.upsert([{ ...points[0]!, payload: { ...points[0]!.payload, status: 'ARCHIVED' } }]);
       await index.delete([points[1]!.id]);
+      await index.setStatus({ tenantId: 't1', sourceIds: ['p2'] }, 'STAGED');
       await first.index('other').ensureCollection({ model: 'other', dimensions: 4 });
       await first.setAlias('memories', 'memories_v1');
       const query = randomUnit(random, 8);
@@ -604,6 +605,8 @@ describe('EmbeddedStore', () => {
         fetchedBefore,
       );
       expect(fetchedBefore[0]!.payload.status).toBe('ARCHIVED');
+      // A status set by filter is durable too.
+      expect(fetchedBefore[1]!.payload.status).toBe('STAGED');
       expect(await reopened.searchDense(query, filter, 10)).toEqual(denseBefore);
       expect(await reopened.searchSparse(sparseQuery, filter, 10)).toEqual(sparseBefore);
       await second.close();

@@ -14,6 +14,7 @@ import {
   forgetReceiptName,
   OutboxRepository,
   SessionRepository,
+  enqueueOutbox,
   inTransaction,
   type Store,
 } from '@engram/store';
@@ -22,6 +23,7 @@ import {
   createEmbeddedStore,
   createQdrantStore,
   pointId,
+  STAGED_STATUS,
   type VectorIndex,
   type VectorStore,
 } from '@engram/vector-index';
@@ -228,7 +230,7 @@ describe.each(stacks)('the indexer on $name', ({ open }) => {
     ).toEqual([]);
   });
 
-  it('embeds each chunk of a streamed document once, whether its rows run before or after READY', async () => {
+  it('stages a streamed document’s chunks while it is INGESTING, activates them at READY in one request, and embeds each once', async () => {
     let embedded = 0;
     const counting: Embedder = {
       model: embedder.model,
@@ -286,24 +288,144 @@ describe.each(stacks)('the indexer on $name', ({ open }) => {
     };
     const ready = (id: string) => inTransaction(stack.store, (trx) => documents.markReady(trx, tenantId, id));
 
-    // Chunk rows indexed while INGESTING (nothing to write yet), then READY: the document row
-    // hands the 70 chunks back to the outbox instead of embedding them in one long pass.
+    const staged = (documentId: string) =>
+      index.count({ tenantId, kinds: ['CHUNK'], documentIds: [documentId], statuses: [STAGED_STATUS] });
+    const searchable = async (documentId: string) =>
+      (await index.searchSparse(encodeQuery('streamed manual'), active(documentId), 1000)).length;
+    const active = (documentId: string) => ({
+      tenantId,
+      kinds: ['CHUNK' as const],
+      documentIds: [documentId],
+      statuses: ['ACTIVE'],
+    });
+
+    // Chunk rows indexed while INGESTING: staged points, found by no search and not embedded.
     const early = await streamed(70);
     await indexer({ embedder: counting }).drain();
-    expect(await points(early.id)).toBe(0);
-    await ready(early.id);
-    await indexer({ embedder: counting }).drain();
     expect(await points(early.id)).toBe(70);
+    expect(await staged(early.id)).toBe(70);
+    expect(await searchable(early.id)).toBe(0);
+    expect(embedded).toBe(0);
+    expect(await index.countPendingDense({ tenantId, kinds: ['CHUNK'] })).toBe(0);
+    expect(await documents.indexedChunkCount(tenantId, early.id)).toBe(0);
+    // READY: until its row is processed, nothing is searchable and nothing is counted as such.
+    await ready(early.id);
+    expect(await documents.indexedChunkCount(tenantId, early.id)).toBe(0);
+    expect(await documents.indexedChunkCounts(tenantId, [early.id])).toEqual(new Map([[early.id, 0]]));
+    // The READY row activates the 70 staged points in one request; then they are embedded once.
+    const writer = indexer({ embedder: counting });
+    const pass = await writer.runOnce(Date.now(), 'conversational');
+    expect(pass).toEqual({ leased: 1, processed: 1, failed: 0 });
+    expect(await staged(early.id)).toBe(0);
+    expect(await searchable(early.id)).toBe(70);
+    expect(await documents.indexedChunkCount(tenantId, early.id)).toBe(70);
+    expect(await documents.indexedChunkCounts(tenantId, [early.id])).toEqual(new Map([[early.id, 70]]));
+    await writer.drain();
     expect(embedded).toBe(70);
 
-    // READY before the indexer saw the chunk rows: they index the chunks, and the document row
-    // finds every point present and embeds nothing again.
+    // READY before the indexer saw the chunk rows: they index the chunks as searchable at once,
+    // and the document row finds every chunk accounted for and writes nothing.
     embedded = 0;
     const late = await streamed(40);
     await ready(late.id);
     await indexer({ embedder: counting }).drain();
     expect(await points(late.id)).toBe(40);
+    expect(await searchable(late.id)).toBe(40);
     expect(embedded).toBe(40);
+  });
+
+  it('settles staged chunks whose document became READY or FAILED while they were being written', async () => {
+    const streamed = (count: number) =>
+      inTransaction(stack.store, async (trx) => {
+        const document = await documents.createDocument(
+          trx,
+          newDocument({ tenantId, displayName: 'race', state: 'INGESTING', contentHash: randomHash() }),
+        );
+        await documents.addChunks(
+          trx,
+          tenantId,
+          document.id,
+          Array.from({ length: count }, (_, ordinal) => ({
+            ordinal,
+            kind: 'TEXT' as const,
+            text: `race section ${ordinal} about canals`,
+            startOffset: 0,
+            endOffset: 10,
+            overlapPrefixChars: 0,
+            headerPrefixChars: 0,
+            tokenCount: 5,
+            headingPath: [],
+          })),
+        );
+        return document;
+      });
+    const count = (documentId: string, status: string) =>
+      index.count({ tenantId, kinds: ['CHUNK'], documentIds: [documentId], statuses: [status] });
+    /** An index whose chunk writes land only after `meanwhile` ran (once). */
+    const late = (meanwhile: () => Promise<void>): VectorIndex => {
+      let ran = false;
+      return new Proxy(index, {
+        get(target, prop, receiver) {
+          if (prop === 'upsert') {
+            const upsert: VectorIndex['upsert'] = async (written, options) => {
+              if (!ran && written.some((p) => p.payload.status === STAGED_STATUS)) {
+                ran = true;
+                await meanwhile();
+              }
+              return target.upsert(written, options);
+            };
+            return upsert;
+          }
+          const value: unknown = Reflect.get(target, prop, receiver);
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+    };
+
+    // The READY row is processed (by the other loop) after the chunk rows read INGESTING and
+    // before their points land: the chunk pass activates them itself.
+    const readied = await streamed(6);
+    const raced = indexer({
+      index: late(async () => {
+        await inTransaction(stack.store, (trx) => documents.markReady(trx, tenantId, readied.id));
+        expect((await indexer().runOnce(Date.now(), 'conversational')).processed).toBe(1);
+      }),
+    });
+    expect((await raced.runOnce(Date.now(), 'bulk')).processed).toBe(6);
+    expect(await count(readied.id, STAGED_STATUS)).toBe(0);
+    expect(await count(readied.id, 'ACTIVE')).toBe(6);
+
+    // The same with a document that FAILED: the staged points are removed.
+    const failed = await streamed(4);
+    const dropped = indexer({
+      index: late(async () => {
+        await inTransaction(stack.store, (trx) =>
+          documents.markFailed(trx, tenantId, failed.id, undefined, 'INTERNAL'),
+        );
+        await indexer().runOnce(Date.now(), 'conversational');
+      }),
+    });
+    await dropped.runOnce(Date.now(), 'bulk');
+    expect(await index.count({ tenantId, kinds: ['CHUNK'], documentIds: [failed.id] })).toBe(0);
+    await indexer().drain();
+    expect(await index.count({ tenantId, kinds: ['CHUNK'], documentIds: [failed.id] })).toBe(0);
+  });
+
+  it('a READY row indexes the chunks that have neither a point nor a pending row (a lost row)', async () => {
+    const { document, chunks } = await addDocument(['丢失一：运河', '丢失二：船闸', '丢失三：码头']);
+    const outbox = new OutboxRepository(stack.store);
+    // The chunk rows are gone (as if parked and pruned): only the READY row is left.
+    const rows = await outbox.lease(100, 60_000, Date.now(), 'bulk');
+    await outbox.complete(rows.map((r) => r.id));
+    await inTransaction(stack.store, (trx) =>
+      enqueueOutbox(trx, [
+        { tenantId, aggregate: 'DOCUMENT', aggregateId: document.id, operation: 'UPSERT' },
+      ]),
+    );
+    expect(await index.count({ tenantId, documentIds: [document.id] })).toBe(0);
+    await indexer().drain();
+    const ids = chunks.map((c) => pointId('CHUNK', c.id));
+    expect((await index.fetch(ids)).map((p) => p.payload.status)).toEqual(ids.map(() => 'ACTIVE'));
   });
 
   it('removes a point when its source stops being searchable', async () => {

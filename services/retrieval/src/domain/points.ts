@@ -1,6 +1,6 @@
 import { detectLanguage, safeTimeZone, toLocal, type Lang } from '@engram/lexical';
 import type { ChunkRecord, DocumentRecord, MemoryRecord, MessageRecord, SessionRecord } from '@engram/store';
-import { pointId, type PointPayload } from '@engram/vector-index';
+import { STAGED_STATUS, pointId, type PointPayload } from '@engram/vector-index';
 
 /**
  * What the indexer turns a source row into: the text to embed and tokenize, and the payload that
@@ -126,9 +126,23 @@ export function memoryDocument(memory: MemoryRecord): IndexDocument | undefined 
   };
 }
 
-/** A chunk of a READY document, or undefined while the document is not searchable. */
-export function chunkDocument(chunk: ChunkRecord, document: DocumentRecord): IndexDocument | undefined {
-  if (document.state !== 'READY') return undefined;
+/**
+ * A chunk of a READY document (ACTIVE); with `staged`, also of a document still INGESTING, as a
+ * {@link STAGED_STATUS} point no search returns until the document's READY row activates it.
+ * Undefined otherwise (a FAILED document's chunks are never indexed).
+ */
+export function chunkDocument(
+  chunk: ChunkRecord,
+  document: DocumentRecord,
+  staged = false,
+): IndexDocument | undefined {
+  const status =
+    document.state === 'READY'
+      ? 'ACTIVE'
+      : staged && document.state === 'INGESTING'
+        ? STAGED_STATUS
+        : undefined;
+  if (status === undefined) return undefined;
   return {
     id: pointId('CHUNK', chunk.id),
     text: chunk.text,
@@ -139,7 +153,7 @@ export function chunkDocument(chunk: ChunkRecord, document: DocumentRecord): Ind
       scope: document.scope,
       ownerId: document.ownerId,
       orgId: document.orgId,
-      status: 'ACTIVE',
+      status,
       documentId: document.id,
       createdAt: chunk.createdAt,
       sourceUpdatedAt: chunk.createdAt,

@@ -2,9 +2,22 @@ import type { Embedder } from '@engram/embeddings';
 import { encodeDocument } from '@engram/lexical';
 import { Worker, describeError, type IndexPassMetrics, type Logger, type PassOutcome } from '@engram/runtime';
 import { OutboxRepository, enqueueOutbox, inTransaction, type OutboxClass, type Store } from '@engram/store';
-import type { ItemKind, Point, ScrolledPoint, VectorIndex } from '@engram/vector-index';
+import {
+  STAGED_STATUS,
+  type ItemKind,
+  type Point,
+  type ScrolledPoint,
+  type VectorIndex,
+} from '@engram/vector-index';
 import { retryDelayMs, type IndexDocument } from '../domain/points.js';
-import { ChangePlanner, type Change, type Planned } from './planner.js';
+import {
+  ChangePlanner,
+  key,
+  stagedChunks,
+  type Change,
+  type Planned,
+  type StagedOutcome,
+} from './planner.js';
 
 export type { Change } from './planner.js';
 
@@ -251,7 +264,7 @@ export class Indexer {
     timer.lap('lease');
     timer.rows(entries.length);
     const timing: DenseTiming = this.#lexicalFirst ? 'later' : 'now';
-    const { done, failed } = await this.#apply(entries, this.#deps.index, timing, timer);
+    const { done, failed } = await this.#apply(entries, this.#deps.index, timing, timer, true);
     const byId = new Map(entries.map((e) => [e.id, e]));
     const failures = failed.flatMap(({ change, error }) => {
       const entry = byId.get(change.id);
@@ -285,16 +298,21 @@ export class Indexer {
     index: VectorIndex,
     dense: DenseTiming = 'now',
   ): Promise<{ done: number[]; failed: { change: Change; error: unknown }[] }> {
-    return this.#apply(changes, index, dense, new PassTimer(undefined, 'all'));
+    return this.#apply(changes, index, dense, new PassTimer(undefined, 'all'), false);
   }
 
+  /**
+   * {@link apply}; `stage` (the live outbox's rows): chunks of a document still INGESTING are
+   * written as staged points, and made searchable when it is READY (decision 0040).
+   */
   async #apply(
     changes: readonly Change[],
     index: VectorIndex,
     dense: DenseTiming,
     timer: PassTimer,
+    stage: boolean,
   ): Promise<{ done: number[]; failed: { change: Change; error: unknown }[] }> {
-    const planned = await this.#planner.planAll(changes, index);
+    const planned = await this.#planner.planAll(changes, index, { stage });
     timer.lap('plan');
     const failed: { change: Change; error: unknown }[] = [];
     for (const p of planned) if ('error' in p) failed.push({ change: p.change, error: p.error });
@@ -302,6 +320,8 @@ export class Indexer {
 
     const points: Point[] = [];
     const upserted: Change[] = [];
+    // The documents whose chunks this batch writes as staged points, with the rows that write them.
+    const staged = new Map<string, { tenantId: string; documentId: string; changes: Change[] }>();
     // A point several rows of this batch would write (a chunk's own row and its document's row)
     // is written once.
     const seen = new Set<string>();
@@ -315,6 +335,17 @@ export class Indexer {
             ...(dense === 'now' ? await this.#embedded(documents, change.id) : this.#lexical(documents)),
           );
         }
+        for (const { payload } of documents) {
+          if (payload.status !== STAGED_STATUS || payload.documentId === undefined) continue;
+          const at = key(payload.tenantId, payload.documentId);
+          const entry = staged.get(at) ?? {
+            tenantId: payload.tenantId,
+            documentId: payload.documentId,
+            changes: [],
+          };
+          entry.changes.push(change);
+          staged.set(at, entry);
+        }
         upserted.push(change);
       } catch (error) {
         failed.push({ change, error });
@@ -323,15 +354,26 @@ export class Indexer {
 
     timer.lap(dense === 'now' ? 'embed' : 'tokenize');
     const done: number[] = [];
+    let written = false;
     try {
       if (points.length > 0) await this.#lock.run(() => index.upsert(points, { wait: true }));
       done.push(...upserted.map((c) => c.id));
+      written = true;
     } catch (error) {
       for (const change of upserted) failed.push({ change, error });
     }
-    // The batch's point deletions go out as one request: a document's chunk rows leased while it
-    // is still INGESTING are each a deletion, and one round trip per row held the lexical stage
-    // to a few hundred rows per second.
+    /** A step after the change was counted done failed: it is retried instead. */
+    const undo = (undone: readonly Change[], error: unknown) => {
+      for (const change of undone) {
+        const at = done.indexOf(change.id);
+        if (at < 0) continue;
+        done.splice(at, 1);
+        failed.push({ change, error });
+      }
+    };
+    if (written && staged.size > 0) await this.#settleStaged(staged, index, undo);
+    // The batch's point deletions go out as one request: one round trip per row held the lexical
+    // stage to a few hundred rows per second when a document's chunks were deleted row by row.
     const deletions = actions.filter((a) => a.action.kind === 'delete');
     const ids = deletions.flatMap(({ action }) => (action.kind === 'delete' ? action.ids : []));
     try {
@@ -355,8 +397,52 @@ export class Indexer {
         failed.push({ change, error });
       }
     }
+    // A READY document's row: its staged chunks become searchable, in one request.
+    for (const { change, action } of actions) {
+      if ((action.kind !== 'upsert' && action.kind !== 'enqueue') || action.activate === undefined) continue;
+      if (!done.includes(change.id)) continue;
+      try {
+        await index.setStatus(action.activate, 'ACTIVE', { wait: true });
+      } catch (error) {
+        undo([change], error);
+      }
+    }
     timer.lap('write');
     return { done, failed };
+  }
+
+  /**
+   * Staged points were just written from a read of their document that may be stale: it may have
+   * become READY since, and its READY row may have activated its chunks before these landed (the
+   * rows run in other loops or replicas). Reads the documents again, after the write, and activates
+   * what is READY now and removes what FAILED or is gone; whichever of this and the READY row comes
+   * last sees both the points and the state.
+   */
+  async #settleStaged(
+    staged: ReadonlyMap<string, { tenantId: string; documentId: string; changes: Change[] }>,
+    index: VectorIndex,
+    undo: (changes: readonly Change[], error: unknown) => void,
+  ): Promise<void> {
+    let outcomes: Map<string, StagedOutcome>;
+    try {
+      outcomes = await this.#planner.stagedOutcomes([...staged.values()]);
+    } catch (error) {
+      undo(
+        [...staged.values()].flatMap((e) => e.changes),
+        error,
+      );
+      return;
+    }
+    for (const [at, entry] of staged) {
+      const filter = stagedChunks(entry.tenantId, entry.documentId);
+      try {
+        const outcome = outcomes.get(at) ?? 'drop';
+        if (outcome === 'activate') await index.setStatus(filter, 'ACTIVE', { wait: true });
+        else if (outcome === 'drop') await index.deleteByFilter(filter, { wait: true });
+      } catch (error) {
+        undo(entry.changes, error);
+      }
+    }
   }
 
   /** Complete points: embedded and tokenized. */

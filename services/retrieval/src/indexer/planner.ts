@@ -10,7 +10,7 @@ import {
   type OutboxEvent,
   type Store,
 } from '@engram/store';
-import { pointId, type IndexFilter, type VectorIndex } from '@engram/vector-index';
+import { STAGED_STATUS, pointId, type IndexFilter, type VectorIndex } from '@engram/vector-index';
 import {
   chunkDocument,
   firstReply,
@@ -26,10 +26,17 @@ export type Change = Pick<
   'id' | 'tenantId' | 'aggregate' | 'aggregateId' | 'operation' | 'payload'
 >;
 
-/** What a change asks of the index once its source rows have been read. */
+/**
+ * What a change asks of the index once its source rows have been read. `activate` (a READY
+ * document): the staged points to make searchable (ACTIVE) besides.
+ */
 export type Action =
-  | { readonly kind: 'upsert'; readonly documents: readonly IndexDocument[] }
-  | { readonly kind: 'enqueue'; readonly events: readonly OutboxEvent[] }
+  | {
+      readonly kind: 'upsert';
+      readonly documents: readonly IndexDocument[];
+      readonly activate?: IndexFilter;
+    }
+  | { readonly kind: 'enqueue'; readonly events: readonly OutboxEvent[]; readonly activate?: IndexFilter }
   | { readonly kind: 'delete'; readonly ids: readonly string[] }
   | { readonly kind: 'deleteByFilter'; readonly filter: IndexFilter };
 
@@ -51,7 +58,27 @@ interface Prefetched {
   readonly documents: ReadonlyMap<string, DocumentRecord>;
 }
 
-const key = (tenantId: string, id: string) => `${tenantId}\u0000${id}`;
+/** A map key of a tenant's row. */
+export const key = (tenantId: string, id: string) => `${tenantId}\u0000${id}`;
+
+/** How {@link ChangePlanner.planAll} plans. */
+export interface PlanOptions {
+  /**
+   * The live outbox's changes, planned against the live index: a chunk of a document still
+   * INGESTING becomes a staged point (instead of nothing), and a READY document's row trusts the
+   * outbox to bring the chunks that have a pending row. Reindex, rebuilds and the dense stage plan
+   * without it.
+   */
+  readonly stage?: boolean;
+}
+
+/** A document's staged points (the chunks indexed while it was INGESTING). */
+export function stagedChunks(tenantId: string, documentId: string): IndexFilter {
+  return { tenantId, kinds: ['CHUNK'], documentIds: [documentId], statuses: [STAGED_STATUS] };
+}
+
+/** What became of a document whose chunks were just written as staged points. */
+export type StagedOutcome = 'activate' | 'drop' | 'keep';
 
 /** Ids of `changes` per tenant, by `pick` (undefined: not wanted). */
 function idsByTenant(
@@ -89,7 +116,11 @@ export class ChangePlanner {
   }
 
   /** Plans every change; one that cannot be read fails alone. `index` answers which chunks have points. */
-  async planAll(changes: readonly Change[], index: VectorIndex): Promise<Planned[]> {
+  async planAll(
+    changes: readonly Change[],
+    index: VectorIndex,
+    options: PlanOptions = {},
+  ): Promise<Planned[]> {
     let prefetched: Prefetched;
     try {
       prefetched = await this.#prefetch(changes);
@@ -99,7 +130,7 @@ export class ChangePlanner {
     const out: Planned[] = [];
     for (const change of changes) {
       try {
-        out.push({ change, action: await this.#plan(change, prefetched, index) });
+        out.push({ change, action: await this.#plan(change, prefetched, index, options.stage ?? false) });
       } catch (error) {
         out.push({ change, error });
       }
@@ -144,7 +175,7 @@ export class ChangePlanner {
   }
 
   /** Reads the source rows of one change and decides what to do with the index. */
-  async #plan(change: Change, pre: Prefetched, index: VectorIndex): Promise<Action> {
+  async #plan(change: Change, pre: Prefetched, index: VectorIndex, stage: boolean): Promise<Action> {
     const { tenantId, aggregateId, operation, payload } = change;
     switch (change.aggregate) {
       case 'MEMORY': {
@@ -163,11 +194,11 @@ export class ChangePlanner {
         const indexed =
           chunk === undefined || document === undefined || chunk.documentId !== documentId
             ? undefined
-            : chunkDocument(chunk, document);
+            : chunkDocument(chunk, document, stage);
         return indexed === undefined ? remove : { kind: 'upsert', documents: [indexed] };
       }
       case 'DOCUMENT':
-        return this.#planDocument(change, index);
+        return this.#planDocument(change, index, stage);
       case 'ROUND':
         return this.#planRound(change);
       case 'SESSION':
@@ -182,14 +213,32 @@ export class ChangePlanner {
     }
   }
 
-  async #planDocument(change: Change, index: VectorIndex): Promise<Action> {
+  /**
+   * Whether every chunk of a READY document has a point or a pending row of its own (two counts),
+   * so the live outbox will have indexed it without a scan of the whole document.
+   */
+  async #chunksAccountedFor(document: DocumentRecord, index: VectorIndex): Promise<boolean> {
+    const [points, pending] = await Promise.all([
+      index.count({ tenantId: document.tenantId, kinds: ['CHUNK'], documentIds: [document.id] }),
+      this.#documents.pendingChunkRows(document.tenantId, document.id),
+    ]);
+    return points + pending >= document.chunkCount;
+  }
+
+  async #planDocument(change: Change, index: VectorIndex, stage: boolean): Promise<Action> {
     const { tenantId, aggregateId, operation } = change;
     const document = operation === 'UPSERT' ? await this.#documents.get(tenantId, aggregateId) : undefined;
     if (document?.state !== 'READY') {
       return { kind: 'deleteByFilter', filter: { tenantId, kinds: ['CHUNK'], documentIds: [aggregateId] } };
     }
-    // A READY document's chunks never change: only those without a point need indexing (usually
-    // none, when the chunks' own rows were indexed after the document became READY).
+    // READY: the chunks indexed while the document was INGESTING become searchable at once.
+    const activate = stagedChunks(tenantId, aggregateId);
+    if (stage && (await this.#chunksAccountedFor(document, index))) {
+      return { kind: 'upsert', documents: [], activate };
+    }
+    // A READY document's chunks never change: only those without a point need indexing (none,
+    // unless a chunk's row was lost: parked, or skipped by an older indexer; or, for Reindex and
+    // rebuilds, every chunk of a new collection).
     const indexed = new Set<string>();
     let cursor: string | undefined;
     do {
@@ -210,11 +259,12 @@ export class ChangePlanner {
       }
       pageToken = page.nextPageToken;
     } while (pageToken !== '');
-    if (documents.length <= DIRECT_UPSERT_MAX) return { kind: 'upsert', documents };
+    if (documents.length <= DIRECT_UPSERT_MAX) return { kind: 'upsert', documents, activate };
     // Many missing: hand them back to the outbox as chunk rows, so the work is spread over
     // passes (and replicas) instead of holding one lease for the whole document.
     return {
       kind: 'enqueue',
+      activate,
       events: documents.map((d) => ({
         tenantId,
         aggregate: 'CHUNK' as const,
@@ -223,6 +273,33 @@ export class ChangePlanner {
         payload: { documentId: aggregateId },
       })),
     };
+  }
+
+  /**
+   * What to do with documents whose chunks a pass has just written as staged points, read again
+   * after the write: `activate` when the document has become READY meanwhile (its READY row may
+   * have been processed before the write landed), `drop` when it FAILED or is gone, `keep` while it
+   * is INGESTING (its READY row will activate them).
+   */
+  async stagedOutcomes(
+    documents: readonly { readonly tenantId: string; readonly documentId: string }[],
+  ): Promise<Map<string, StagedOutcome>> {
+    const outcomes = new Map<string, StagedOutcome>();
+    const byTenant = new Map<string, string[]>();
+    for (const { tenantId, documentId } of documents) {
+      byTenant.set(tenantId, [...(byTenant.get(tenantId) ?? []), documentId]);
+    }
+    for (const [tenantId, ids] of byTenant) {
+      const rows = await this.#documents.getMany(tenantId, [...new Set(ids)]);
+      for (const id of ids) {
+        const state = rows.get(id)?.state;
+        outcomes.set(
+          key(tenantId, id),
+          state === 'READY' ? 'activate' : state === 'INGESTING' ? 'keep' : 'drop',
+        );
+      }
+    }
+    return outcomes;
   }
 
   async #planRound(change: Change): Promise<Action> {
