@@ -492,28 +492,8 @@ export class DocumentRepository {
    * searchable: 0). Counting pending rows rather than processed ones keeps the answer right after
    * old processed rows are pruned.
    */
-  async indexedChunkCount(tenantId: string, documentId: string, executor?: Executor): Promise<number> {
-    const query = async (db: Executor) => {
-      const document = await db
-        .selectFrom('documents')
-        .select(['chunk_count', 'state'])
-        .where('tenant_id', '=', tenantId)
-        .where('id', '=', documentId)
-        .executeTakeFirst();
-      if (document?.state !== 'READY') return 0;
-      const activating = await db
-        .selectFrom('outbox')
-        .select('id')
-        .where('tenant_id', '=', tenantId)
-        .where('aggregate_id', '=', documentId)
-        .where('aggregate_kind', '=', 'DOCUMENT')
-        .where('operation', '=', 'UPSERT')
-        .where('processed_at', 'is', null)
-        .executeTakeFirst();
-      if (activating !== undefined) return 0;
-      return document.chunk_count - (await this.pendingChunkRows(tenantId, documentId, db));
-    };
-    return read(this.store, executor, query);
+  async indexedChunkCount(tenantId: string, documentId: string): Promise<number> {
+    return (await this.indexedChunkCounts(tenantId, [documentId])).get(documentId) ?? 0;
   }
 
   /** How many of a document's chunks have an unprocessed outbox row (their point may be missing). */

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
   DocumentRepository,
   SessionRepository,
+  enqueueOutbox,
   inTransaction,
   type NewDocument,
   type NewMessage,
@@ -84,7 +85,7 @@ describe.each(dialects)('batched reads on $name', (dialect) => {
     expect(await documents.getChunks('t1', [])).toEqual(new Map());
   });
 
-  it('counts indexed chunks of several documents as the one-document count does', async () => {
+  it('counts searchable chunks of one or several documents', async () => {
     const ready = await addDocument('t3', 'READY', 3);
     const ingesting = await addDocument('t3', 'INGESTING', 2);
     const foreign = await addDocument('t4', 'READY', 1);
@@ -106,7 +107,22 @@ describe.each(dialects)('batched reads on $name', (dialect) => {
       [ingesting.document.id, 0],
       [ready.document.id, 1],
     ]);
-    expect(counts.get(ready.document.id)).toBe(await documents.indexedChunkCount('t3', ready.document.id));
+    expect(await documents.indexedChunkCount('t3', ready.document.id)).toBe(1);
+    expect(await documents.indexedChunkCount('t3', MISSING)).toBe(0);
+    // READY, but its READY row not yet processed: its staged chunks are not searchable yet.
+    await inTransaction(store, (trx) =>
+      enqueueOutbox(trx, [
+        { tenantId: 't3', aggregate: 'DOCUMENT', aggregateId: ready.document.id, operation: 'UPSERT' },
+      ]),
+    );
+    expect(await documents.indexedChunkCount('t3', ready.document.id)).toBe(0);
+    await store.db
+      .updateTable('outbox')
+      .set({ processed_at: Date.now() })
+      .where('aggregate_kind', '=', 'DOCUMENT')
+      .where('aggregate_id', '=', ready.document.id)
+      .execute();
+    expect(await documents.indexedChunkCount('t3', ready.document.id)).toBe(1);
   });
 
   it('reads sessions and messages by id in the order asked, without missing ids or another tenant’s rows', async () => {

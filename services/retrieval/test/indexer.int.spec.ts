@@ -154,6 +154,32 @@ describe.each(stacks)('the indexer on $name', ({ open }) => {
       return { document, chunks };
     });
 
+  /** A document still INGESTING with `count` chunks of `text` (numbered), as a stream writes it. */
+  const addStreamed = (count: number, text = 'section of the streamed manual') =>
+    inTransaction(stack.store, async (trx) => {
+      const document = await documents.createDocument(
+        trx,
+        newDocument({ tenantId, displayName: 'streamed', state: 'INGESTING', contentHash: randomHash() }),
+      );
+      await documents.addChunks(
+        trx,
+        tenantId,
+        document.id,
+        Array.from({ length: count }, (_, ordinal) => ({
+          ordinal,
+          kind: 'TEXT' as const,
+          text: `${text} ${ordinal}`,
+          startOffset: 0,
+          endOffset: 10,
+          overlapPrefixChars: 0,
+          headerPrefixChars: 0,
+          tokenCount: 5,
+          headingPath: [],
+        })),
+      );
+      return document;
+    });
+
   const addSession = () =>
     inTransaction(stack.store, (trx) =>
       sessions.createSession(trx, {
@@ -241,44 +267,6 @@ describe.each(stacks)('the indexer on $name', ({ open }) => {
       },
       close: () => Promise.resolve(),
     };
-    const streamed = (count: number) =>
-      inTransaction(stack.store, async (trx) => {
-        const document = await documents.createDocument(trx, {
-          tenantId,
-          ownerId: 'alice',
-          orgId: '',
-          scope: 'SELF',
-          displayName: 'streamed',
-          mimeType: 'text/plain',
-          sourceUri: '',
-          metadata: {},
-          contentHash: Math.random().toString(16).slice(2).padEnd(64, '0').slice(0, 64),
-          sizeBytes: 10,
-          charCount: 10,
-          state: 'INGESTING',
-          chunkSize: 1000,
-          chunkOverlap: 150,
-          keepTablesWhole: true,
-          keepCodeWhole: true,
-        });
-        await documents.addChunks(
-          trx,
-          tenantId,
-          document.id,
-          Array.from({ length: count }, (_, ordinal) => ({
-            ordinal,
-            kind: 'TEXT' as const,
-            text: `section ${ordinal} of the streamed manual`,
-            startOffset: 0,
-            endOffset: 10,
-            overlapPrefixChars: 0,
-            headerPrefixChars: 0,
-            tokenCount: 5,
-            headingPath: [],
-          })),
-        );
-        return document;
-      });
     const points = async (documentId: string) => {
       const page = await index.scroll(
         { tenantId, kinds: ['CHUNK'], documentIds: [documentId] },
@@ -300,7 +288,7 @@ describe.each(stacks)('the indexer on $name', ({ open }) => {
     });
 
     // Chunk rows indexed while INGESTING: staged points, found by no search and not embedded.
-    const early = await streamed(70);
+    const early = await addStreamed(70);
     await indexer({ embedder: counting }).drain();
     expect(await points(early.id)).toBe(70);
     expect(await staged(early.id)).toBe(70);
@@ -326,7 +314,7 @@ describe.each(stacks)('the indexer on $name', ({ open }) => {
     // READY before the indexer saw the chunk rows: they index the chunks as searchable at once,
     // and the document row finds every chunk accounted for and writes nothing.
     embedded = 0;
-    const late = await streamed(40);
+    const late = await addStreamed(40);
     await ready(late.id);
     await indexer({ embedder: counting }).drain();
     expect(await points(late.id)).toBe(40);
@@ -335,30 +323,6 @@ describe.each(stacks)('the indexer on $name', ({ open }) => {
   });
 
   it('settles staged chunks whose document became READY or FAILED while they were being written', async () => {
-    const streamed = (count: number) =>
-      inTransaction(stack.store, async (trx) => {
-        const document = await documents.createDocument(
-          trx,
-          newDocument({ tenantId, displayName: 'race', state: 'INGESTING', contentHash: randomHash() }),
-        );
-        await documents.addChunks(
-          trx,
-          tenantId,
-          document.id,
-          Array.from({ length: count }, (_, ordinal) => ({
-            ordinal,
-            kind: 'TEXT' as const,
-            text: `race section ${ordinal} about canals`,
-            startOffset: 0,
-            endOffset: 10,
-            overlapPrefixChars: 0,
-            headerPrefixChars: 0,
-            tokenCount: 5,
-            headingPath: [],
-          })),
-        );
-        return document;
-      });
     const count = (documentId: string, status: string) =>
       index.count({ tenantId, kinds: ['CHUNK'], documentIds: [documentId], statuses: [status] });
     /** An index whose chunk writes land only after `meanwhile` ran (once). */
@@ -384,7 +348,7 @@ describe.each(stacks)('the indexer on $name', ({ open }) => {
 
     // The READY row is processed (by the other loop) after the chunk rows read INGESTING and
     // before their points land: the chunk pass activates them itself.
-    const readied = await streamed(6);
+    const readied = await addStreamed(6, 'race section about canals');
     const raced = indexer({
       index: late(async () => {
         await inTransaction(stack.store, (trx) => documents.markReady(trx, tenantId, readied.id));
@@ -396,7 +360,7 @@ describe.each(stacks)('the indexer on $name', ({ open }) => {
     expect(await count(readied.id, 'ACTIVE')).toBe(6);
 
     // The same with a document that FAILED: the staged points are removed.
-    const failed = await streamed(4);
+    const failed = await addStreamed(4, 'race section about canals');
     const dropped = indexer({
       index: late(async () => {
         await inTransaction(stack.store, (trx) =>
