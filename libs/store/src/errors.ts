@@ -22,6 +22,23 @@ interface DriverError {
   code?: unknown;
   errno?: unknown;
   message?: unknown;
+  /** mysql2: the connection is dead (closed, reset, killed by the server). */
+  fatal?: unknown;
+}
+
+/** MariaDB's ER_CONNECTION_KILLED ("Connection was killed", e.g. by a shutdown); mysql2 has no name for it. */
+const MARIADB_CONNECTION_KILLED = 1927;
+
+/**
+ * Whether a mysql2 error means the database cannot be reached: a known connection-level code, the
+ * server killing the connection, or a fatal error of the client itself (a command on a connection
+ * the server closed, "Can't add new command when connection is in closed state", has no code). A
+ * fatal error that carries a server error code (`ER_…`, e.g. a packet too large) is the statement's
+ * own failure, not an outage.
+ */
+function mysqlUnreachable(error: DriverError, code: string): boolean {
+  if (MYSQL_UNAVAILABLE.has(code) || error.errno === MARIADB_CONNECTION_KILLED) return true;
+  return error.fatal === true && !code.startsWith('ER_');
 }
 
 /**
@@ -37,7 +54,7 @@ export function mapDatabaseError(error: unknown, dependency: 'mysql' | 'sqlite')
   const raw = (error as DriverError).code;
   const code = typeof raw === 'string' ? raw : '';
   if (dependency === 'mysql') {
-    if (MYSQL_UNAVAILABLE.has(code))
+    if (mysqlUnreachable(error, code))
       return errors.unavailable('mysql', 'the database is unavailable', { cause: loggableError(error) });
     if (code === 'ER_DUP_ENTRY') return conflict(Code.AlreadyExists, 'RESOURCE_ALREADY_EXISTS', error);
     if (
