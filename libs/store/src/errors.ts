@@ -41,6 +41,11 @@ function mysqlUnreachable(error: DriverError, code: string): boolean {
   return error.fatal === true && !code.startsWith('ER_');
 }
 
+/** Whether a MySQL driver error says InnoDB chose this transaction as a deadlock victim. */
+export function isDeadlock(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as DriverError).code === 'ER_LOCK_DEADLOCK';
+}
+
 /**
  * Maps a database driver error to the error currency of the services, so that no driver detail
  * reaches a client: unreachable database → UNAVAILABLE (`DEPENDENCY_UNAVAILABLE`); duplicate key →

@@ -143,7 +143,7 @@ export {
   type ToolCall,
 } from './sessions.js';
 export { recentOwners, type RecentOwner } from './recent-owners.js';
-export { inTransaction, run, type Executor } from './store-context.js';
+export { inTransaction, run, type Executor, type TransactionOptions } from './store-context.js';
 export {
   readSubjectSnapshot,
   SnapshotConflict,

@@ -2,7 +2,7 @@ import { toJson } from './codec.js';
 import type { Store } from './database.js';
 import { supportsRowLocks } from './dialect.js';
 import type { OutboxRow } from './schema.js';
-import { inTransaction, run, type Executor } from './store-context.js';
+import { inTransaction, run, type Executor, type TransactionOptions } from './store-context.js';
 
 /**
  * What changed, for the indexer. SUBJECT: a forget's final purge; its aggregate id is the forget
@@ -29,6 +29,9 @@ export interface OutboxEvent {
  * (they are staged), so it must not wait behind the document's own chunk rows.
  */
 export const BULK_AGGREGATES: readonly OutboxAggregate[] = ['CHUNK'];
+
+/** How {@link OutboxRepository.lease} runs its transaction (see there). */
+const LEASE_TRANSACTION: TransactionOptions = { isolation: 'read committed', deadlockRetries: 3 };
 
 /** The two classes of outbox rows: bulk ({@link BULK_AGGREGATES}) and everything else. */
 export type OutboxClass = 'conversational' | 'bulk';
@@ -108,37 +111,47 @@ export class OutboxRepository {
    * chunks. Within a class the order is the rows' order; across classes it does not matter, since the
    * indexer re-reads every row's source of truth. `only` leases one class alone (the indexer runs
    * a loop per class, so a conversational change never waits for a bulk batch to finish).
+   *
+   * On MySQL the lease runs at READ COMMITTED: at REPEATABLE READ its scan of `outbox_pending`
+   * keeps next-key locks on every entry it passes (the other class's rows included) and on the gap
+   * where new rows go, so a writer inserting outbox rows and a large lease deadlocked, and InnoDB
+   * rolled back the writer (a streamed document's chunk batch, ABORTED). A lease still chosen as a
+   * deadlock victim (two loops' leases) runs again; it has no effect outside the database.
    */
   async lease(limit: number, leaseMs: number, now = Date.now(), only?: OutboxClass): Promise<OutboxEntry[]> {
-    return inTransaction(this.store, async (trx) => {
-      const due = (bulk: boolean, max: number) => {
-        let query = trx
-          .selectFrom('outbox')
-          .selectAll()
-          .where('processed_at', 'is', null)
-          .where('parked_at', 'is', null)
-          .where('available_at', '<=', now)
-          .where('aggregate_kind', bulk ? 'in' : 'not in', BULK_AGGREGATES)
-          .orderBy('id')
-          .limit(max);
-        if (supportsRowLocks(this.store.dialect)) query = query.forUpdate().skipLocked();
-        return query.execute();
-      };
-      const rows = only === 'bulk' ? [] : await due(false, limit);
-      if (rows.length < limit && only !== 'conversational')
-        rows.push(...(await due(true, limit - rows.length)));
-      if (rows.length === 0) return [];
-      await trx
-        .updateTable('outbox')
-        .set({ available_at: now + leaseMs })
-        .where(
-          'id',
-          'in',
-          rows.map((r) => r.id),
-        )
-        .execute();
-      return rows.map(toEntry);
-    });
+    return inTransaction(
+      this.store,
+      async (trx) => {
+        const due = (bulk: boolean, max: number) => {
+          let query = trx
+            .selectFrom('outbox')
+            .selectAll()
+            .where('processed_at', 'is', null)
+            .where('parked_at', 'is', null)
+            .where('available_at', '<=', now)
+            .where('aggregate_kind', bulk ? 'in' : 'not in', BULK_AGGREGATES)
+            .orderBy('id')
+            .limit(max);
+          if (supportsRowLocks(this.store.dialect)) query = query.forUpdate().skipLocked();
+          return query.execute();
+        };
+        const rows = only === 'bulk' ? [] : await due(false, limit);
+        if (rows.length < limit && only !== 'conversational')
+          rows.push(...(await due(true, limit - rows.length)));
+        if (rows.length === 0) return [];
+        await trx
+          .updateTable('outbox')
+          .set({ available_at: now + leaseMs })
+          .where(
+            'id',
+            'in',
+            rows.map((r) => r.id),
+          )
+          .execute();
+        return rows.map(toEntry);
+      },
+      LEASE_TRANSACTION,
+    );
   }
 
   /** Marks leased rows done. */

@@ -5,7 +5,7 @@ import { errors, isEngramError } from '@engram/errors';
 import type { Store } from './database.js';
 import { isDuplicate } from './errors.js';
 import type { Database, RequestIdsTable } from './schema.js';
-import { inTransaction, run } from './store-context.js';
+import { inTransaction, run, type TransactionOptions } from './store-context.js';
 
 /** A client-chosen idempotency key: 1–64 characters of `[A-Za-z0-9_-]` (docs/api-conventions.md). */
 const REQUEST_ID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -65,7 +65,7 @@ export function requestHash(request: unknown): string {
  * request id. A retry with the same id and body gets the first result back (and writes nothing);
  * with a different body it fails with INVALID_ARGUMENT `REQUEST_ID_REUSED`. Two concurrent first
  * attempts race on the primary key: the loser's transaction rolls back and it returns the winner's
- * result.
+ * result. `options` are the write transaction's ({@link TransactionOptions}).
  */
 export async function idempotent<R>(
   store: Store,
@@ -73,9 +73,10 @@ export async function idempotent<R>(
   request: unknown,
   write: (trx: Transaction<Database>) => Promise<R>,
   now = Date.now(),
+  options: TransactionOptions = {},
 ): Promise<{ result: R; replayed: boolean }> {
   if (key === undefined || key.requestId === '') {
-    return { result: await inTransaction(store, write), replayed: false };
+    return { result: await inTransaction(store, write, options), replayed: false };
   }
   const hash = requestHash(request);
   const previous = await findResult<R>(store, key, hash, now);
@@ -93,14 +94,18 @@ export async function idempotent<R>(
       .execute(),
   );
   try {
-    const result = await inTransaction(store, async (trx) => {
-      const written = await write(trx);
-      await trx
-        .insertInto('request_ids')
-        .values(requestIdRow(key, hash, written, now))
-        .execute();
-      return written;
-    });
+    const result = await inTransaction(
+      store,
+      async (trx) => {
+        const written = await write(trx);
+        await trx
+          .insertInto('request_ids')
+          .values(requestIdRow(key, hash, written, now))
+          .execute();
+        return written;
+      },
+      options,
+    );
     return { result, replayed: false };
   } catch (error) {
     // The other attempt won the race (duplicate key), or the engine chose us as a deadlock victim.

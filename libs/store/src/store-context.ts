@@ -1,10 +1,26 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Store } from './database.js';
-import { mapDatabaseError } from './errors.js';
+import { isDeadlock, mapDatabaseError } from './errors.js';
 import type { Database } from './schema.js';
 
 /** A query runner: the database itself, or an open transaction. */
 export type Executor = Kysely<Database> | Transaction<Database>;
+
+/** How {@link inTransaction} runs a transaction beyond the defaults. */
+export interface TransactionOptions {
+  /**
+   * MySQL: the transaction's isolation level (`read committed`: locking reads take record locks
+   * only, no gap locks, and release the rows that do not match). Default: the server's (InnoDB's
+   * REPEATABLE READ). SQLite has one writer and ignores it.
+   */
+  readonly isolation?: 'read committed';
+  /**
+   * MySQL: how many times a transaction chosen as a deadlock victim runs again (InnoDB has rolled
+   * it back whole). Only for an `fn` whose every effect is in the database, so running it again
+   * is safe. Default 0: the caller gets ABORTED.
+   */
+  readonly deadlockRetries?: number;
+}
 
 /**
  * Runs `fn` in one transaction: everything it writes commits together or not at all. Driver
@@ -14,11 +30,19 @@ export type Executor = Kysely<Database> | Transaction<Database>;
 export async function inTransaction<T>(
   store: Store,
   fn: (trx: Transaction<Database>) => Promise<T>,
+  options: TransactionOptions = {},
 ): Promise<T> {
-  try {
-    return await store.db.transaction().execute(fn);
-  } catch (error) {
-    throw mapDatabaseError(error, store.dialect);
+  const mysql = store.dialect === 'mysql';
+  const retries = mysql ? (options.deadlockRetries ?? 0) : 0;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      let builder = store.db.transaction();
+      if (mysql && options.isolation !== undefined) builder = builder.setIsolationLevel(options.isolation);
+      return await builder.execute(fn);
+    } catch (error) {
+      if (attempt < retries && isDeadlock(error)) continue;
+      throw mapDatabaseError(error, store.dialect);
+    }
   }
 }
 

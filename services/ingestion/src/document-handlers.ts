@@ -53,6 +53,11 @@ const MAX_PART_BYTES = 1024 * 1024;
 const PROGRESS_EVERY_MS = 250;
 /** Chunks per transaction of a streamed ingestion. */
 const WRITE_BATCH = 200;
+/**
+ * A streamed ingestion's write transactions run again when InnoDB picks them as a deadlock victim
+ * (every effect is in the database): one lost batch would otherwise end the whole upload.
+ */
+const WRITE_TRANSACTION = { deadlockRetries: 3 } as const;
 /** ListChunks: 100 chunks by default, at most 1,000. */
 const CHUNK_PAGE_LIMITS = { fallback: 100, max: 1000 } as const;
 
@@ -327,22 +332,33 @@ export class DocumentHandlers implements Pick<
     let offset = 0;
     while (remaining.length - offset > WRITE_BATCH) {
       const batch = remaining.slice(offset, offset + WRITE_BATCH);
-      await inTransaction(this.#store, (trx) => this.#documents.addChunks(trx, tenantId, document.id, batch));
+      await inTransaction(
+        this.#store,
+        (trx) => this.#documents.addChunks(trx, tenantId, document.id, batch),
+        WRITE_TRANSACTION,
+      );
       offset += batch.length;
       written += batch.length;
       yield writing();
     }
     const last = remaining.slice(offset);
-    const { result } = await idempotent(this.#store, stream.key, stream.body, async (trx) => {
-      if (last.length > 0) await this.#documents.addChunks(trx, tenantId, document.id, last);
-      await this.#documents.markReady(trx, tenantId, document.id);
-      return {
-        documentId: document.id,
-        chunksWritten: prepared.pieces.length - document.chunkCount,
-        deduplicated: false,
-        resumed,
-      };
-    });
+    const { result } = await idempotent(
+      this.#store,
+      stream.key,
+      stream.body,
+      async (trx) => {
+        if (last.length > 0) await this.#documents.addChunks(trx, tenantId, document.id, last);
+        await this.#documents.markReady(trx, tenantId, document.id);
+        return {
+          documentId: document.id,
+          chunksWritten: prepared.pieces.length - document.chunkCount,
+          deduplicated: false,
+          resumed,
+        };
+      },
+      Date.now(),
+      WRITE_TRANSACTION,
+    );
     return result;
   }
 

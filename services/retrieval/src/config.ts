@@ -101,6 +101,12 @@ export const retrievalEnvShape = {
    */
   ENGRAM_INDEX_DENSE_YIELD_MS: envInt(30_000, 0, 600_000),
   /**
+   * Outbox rows the bulk loop (documents' chunks) leases per pass, lexical-first; the
+   * conversational loop keeps 128. Larger passes write a large document's points in fewer Qdrant
+   * requests and outbox statements.
+   */
+  ENGRAM_INDEX_BULK_BATCH: envInt(128, 1, 4096),
+  /**
    * Search calls this process executes at once (decision 0033); `0` turns the process admission
    * off. Eight on two cores: a Search spends most of its time waiting for the index, the database
    * and the embedder, and 150 Search/s at ~50 ms each keep about eight in flight.

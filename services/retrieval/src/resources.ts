@@ -207,6 +207,7 @@ export async function openRetrievalResources(
             leaseMs: config.ENGRAM_INDEXER_LEASE_MS,
             lexicalFirst: config.ENGRAM_INDEX_LEXICAL_FIRST === 'on',
             denseYieldMaxMs: config.ENGRAM_INDEX_DENSE_YIELD_MS,
+            bulkBatchSize: config.ENGRAM_INDEX_BULK_BATCH,
             paused: () => live.stale,
             metrics: indexPassMetrics(),
           })

@@ -704,6 +704,30 @@ describe.each(stacks)('the indexer on $name', ({ open }) => {
       for (const stage of ['select', 'plan', 'embed', 'write']) expect(grew('dense', stage)).toBe(1);
     });
 
+    it('leases bulkBatchSize rows per bulk pass and batchSize per conversational pass', async () => {
+      const { chunks } = await addDocument(
+        Array.from({ length: 9 }, (_, i) => `古井测试第${i}段：村口的古井`),
+      );
+      const session = await addSession();
+      for (let i = 0; i < 3; i++) {
+        await append(session.id, [
+          { role: 'USER', content: `古井测试第${i}问` },
+          { role: 'ASSISTANT', content: '好的' },
+        ]);
+      }
+      const writer = indexer({ batchSize: 2, bulkBatchSize: 4 });
+      expect((await writer.runOnce(Date.now(), 'conversational')).leased).toBe(2);
+      const bulk: number[] = [];
+      for (let leased = -1; leased !== 0;) {
+        leased = (await writer.runOnce(Date.now(), 'bulk')).leased;
+        bulk.push(leased);
+      }
+      expect(bulk).toEqual([4, 4, 1, 0]);
+      const filter = { tenantId, kinds: ['CHUNK' as const] };
+      const found = ids(await index.searchSparse(encodeQuery('古井'), filter, 100));
+      expect(found).toEqual(expect.arrayContaining(chunks.map((c) => pointId('CHUNK', c.id))));
+    });
+
     it('embeds rounds, but no document chunk, while the bulk loop has a backlog', async () => {
       const texts = Array.from({ length: 7 }, (_, i) => `让路测试第${i}段：关于第${i}条运河的笔记`);
       const { chunks } = await addDocument(texts);

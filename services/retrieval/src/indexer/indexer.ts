@@ -37,6 +37,8 @@ export interface IndexerDeps {
   readonly lexicalFirst?: boolean;
   /** Outbox rows per batch. Default 128 lexical-first (no embedding in the pass), else 32. */
   readonly batchSize?: number;
+  /** Outbox rows per pass of the bulk loop (`only` `bulk`). Default {@link batchSize}'s. */
+  readonly bulkBatchSize?: number;
   /** Pending points the dense stage embeds per pass. Default 32. */
   readonly denseBatchSize?: number;
   /**
@@ -241,8 +243,9 @@ export class Indexer {
     return now - this.#yieldingSince < maxMs;
   }
 
-  #batchSize(): number {
-    return this.#deps.batchSize ?? (this.#lexicalFirst ? 128 : 32);
+  #batchSize(only?: OutboxClass): number {
+    const base = this.#deps.batchSize ?? (this.#lexicalFirst ? 128 : 32);
+    return only === 'bulk' ? (this.#deps.bulkBatchSize ?? base) : base;
   }
 
   /**
@@ -250,7 +253,7 @@ export class Indexer {
    * processes it. Returns what it did (0 leased when nothing is due).
    */
   async runOnce(now = Date.now(), only?: OutboxClass): Promise<IndexerPass> {
-    const limit = this.#batchSize();
+    const limit = this.#batchSize(only);
     const timer = new PassTimer(this.#deps.metrics, only ?? 'all');
     const entries = await this.#outbox.lease(limit, this.#deps.leaseMs ?? 30_000, now, only);
     // A full batch means more is waiting: the dense stage yields from now on (before any point
