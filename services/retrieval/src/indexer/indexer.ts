@@ -127,8 +127,6 @@ export type DenseTiming = 'now' | 'later';
 
 /** The dense stage's order: conversational items before document chunks. */
 const DENSE_PRIORITY: readonly (readonly ItemKind[])[] = [['ROUND', 'MEMORY'], ['CHUNK']];
-/** What the dense stage embeds while it yields to a lexical backlog: conversational items only. */
-const DENSE_CONVERSATIONAL: readonly (readonly ItemKind[])[] = [['ROUND', 'MEMORY']];
 
 /** The last pending mark this process gave (shared by every indexer of the process). */
 let lastMark = 0;
@@ -213,8 +211,12 @@ export class Indexer {
     );
     this.denseWorker = loop('dense-indexer', async () => {
       if (this.#deps.paused?.() === true) return {};
-      const yielding = this.#yieldToLexical();
-      const pass = await this.runDenseOnce(yielding ? DENSE_CONVERSATIONAL : DENSE_PRIORITY);
+      // Decided again right before chunks would be selected (a bulk pass may have begun meanwhile).
+      let yielding = this.#yieldToLexical();
+      const pass = await this.runDenseOnce(DENSE_PRIORITY, (kinds) => {
+        yielding = kinds.includes('CHUNK') && this.#yieldToLexical();
+        return yielding;
+      });
       // A chunk batch run during a backlog: the next one waits a whole period from its end.
       if (!yielding && this.#yieldingSince !== undefined) this.#yieldingSince = Date.now();
       return { more: pass.pending >= (this.#deps.denseBatchSize ?? 32) };
@@ -488,15 +490,21 @@ export class Indexer {
    * their rows re-read, their texts embedded in one call, and each point rewritten with its dense
    * vector unless its mark changed meanwhile. A point whose source is gone is deleted (its outbox
    * row does the same); one whose text the model refuses gets a new mark (back of the queue) and a
-   * warning, so it never blocks the others. `priority`: the kinds to take, group by group.
+   * warning, so it never blocks the others. `priority`: the kinds to take, group by group; `hold`,
+   * asked right before a group is selected, skips it when it answers true (the worker's yield to
+   * the lexical stage, decided per group: a bulk pass may begin while the first group is read).
    */
-  async runDenseOnce(priority: readonly (readonly ItemKind[])[] = DENSE_PRIORITY): Promise<DensePass> {
+  async runDenseOnce(
+    priority: readonly (readonly ItemKind[])[] = DENSE_PRIORITY,
+    hold?: (kinds: readonly ItemKind[]) => boolean,
+  ): Promise<DensePass> {
     const index = this.#deps.index;
     const limit = this.#deps.denseBatchSize ?? 32;
     const timer = new PassTimer(this.#deps.metrics, 'dense');
     const pending: ScrolledPoint[] = [];
     for (const kinds of priority) {
       if (pending.length >= limit) break;
+      if (hold?.(kinds) === true) continue;
       pending.push(...(await index.pendingDense(limit - pending.length, kinds)));
     }
     if (pending.length === 0) return { pending: 0, embedded: 0, superseded: 0, failed: 0 };
