@@ -18,7 +18,7 @@ import { performance } from 'node:perf_hooks';
 import { Code, ConnectError, createClient, type Client, type Transport } from '@connectrpc/connect';
 import { Scope } from '@engram/contracts/common';
 import { ContextService } from '@engram/contracts/context';
-import { ErrorInfoSchema } from '@engram/contracts/grpc';
+import { ErrorInfoSchema, RetryInfoSchema } from '@engram/contracts/grpc';
 import { IngestionService, MessageRole } from '@engram/contracts/ingestion';
 import { RetrievalService } from '@engram/contracts/retrieval';
 import { seededRandom } from '@engram/testing';
@@ -93,6 +93,21 @@ export function outcomeOf(error: unknown): string {
   return `CLIENT_ERROR/${error instanceof Error ? error.name : 'unknown'}`;
 }
 
+/** What one call ended with: its outcome, and the server's `google.rpc.RetryInfo` delay of a refusal. */
+export interface CallOutcome {
+  readonly outcome: string;
+  /** RESOURCE_EXHAUSTED with a RetryInfo (OVERLOADED, RATE_LIMITED): the wait it asked for, ms. */
+  readonly retryAfterMs?: number;
+}
+
+/** The RetryInfo delay of a RESOURCE_EXHAUSTED refusal, ms, if it carries one. */
+export function retryAfterMs(error: unknown): number | undefined {
+  if (!(error instanceof ConnectError) || error.code !== Code.ResourceExhausted) return undefined;
+  const delay = error.findDetails(RetryInfoSchema)[0]?.retryDelay;
+  if (delay === undefined) return undefined;
+  return Number(delay.seconds) * 1000 + Math.ceil(delay.nanos / 1e6);
+}
+
 const runId = randomBytes(4).toString('hex');
 let documents = 0;
 
@@ -115,7 +130,7 @@ export async function callOnce(
   slot: Slot,
   random: () => number,
   measured: boolean,
-): Promise<string> {
+): Promise<CallOutcome> {
   const options = { timeoutMs: w.timeoutMs, signal: w.signal };
   try {
     if (rpc === 'search') {
@@ -162,13 +177,19 @@ export async function callOnce(
         { ...options, ...w.authOf(plan) },
       );
     }
-    return 'OK';
+    return { outcome: 'OK' };
   } catch (error) {
-    return outcomeOf(error);
+    const delay = retryAfterMs(error);
+    return { outcome: outcomeOf(error), ...(delay === undefined ? {} : { retryAfterMs: delay }) };
   }
 }
 
-/** N clients calling back to back; each client owns connection and slot `index`. */
+/**
+ * N clients calling back to back; each client owns connection and slot `index`. A client refused
+ * with a RetryInfo (the admission control's OVERLOADED) waits the delay it was given, plus up to
+ * 20 % jitter, before its next call, as the CLI and the SDKs do (decision 0033); the refusal is
+ * still counted as an error. A client that hammered back at once would measure its own retry storm.
+ */
 export async function closedLoop(
   w: Workload,
   clients: number,
@@ -188,14 +209,32 @@ export async function closedLoop(
       if (measured) issued++;
       else warmupCalls++;
       const rpc = pickRpc(w.mix, random());
-      const outcome = await callOnce(w, conn, rpc, slot, random, measured);
+      const { outcome, retryAfterMs: delay } = await callOnce(w, conn, rpc, slot, random, measured);
       if (aborted()) return;
       const end = performance.now();
       if (measured) w.record({ rpc, ms: end - now, outcome }, end);
+      if (delay !== undefined) {
+        const until = Math.min(end + delay * (1 + 0.2 * random()), w.loadEnd);
+        await sleep(until - end, w.signal);
+      }
     }
   };
   await Promise.all(Array.from({ length: clients }, (_, i) => one(i)));
   return { issued, warmupCalls };
+}
+
+/** Waits `ms`, or less when `signal` aborts (never rejects). */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  if (ms <= 0 || signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
 
 /** Arrivals at `rate` per second until the end, at most `maxOutstanding` in flight. */
@@ -235,7 +274,7 @@ export async function openLoop(
       w.slots[index % w.slots.length]!,
       callRandom,
       measured,
-    ).then((outcome) => {
+    ).then(({ outcome }) => {
       inFlight.delete(p);
       if (w.signal.aborted) return;
       const end = performance.now();

@@ -2,13 +2,20 @@
  * Runs the real model (no mocks): `npm install` puts it in <workspace>/.models (or ENGRAM_MODEL_DIR).
  * onnxruntime-node needs the host's typed arrays inside Jest's sandbox (jest.environment.mjs).
  */
+import { readdirSync } from 'node:fs';
 import { cp, mkdtemp, open, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { isEngramError } from '@engram/errors';
 import { BGE_ZH_QUERY_INSTRUCTION, LOCAL_MODEL_ID, LocalEmbedder } from './local-embedder.js';
-import { LOCAL_MODEL_FILES, LOCAL_MODEL_NAME, resolveModelRoot } from './local-model.js';
+import {
+  LOCAL_MODEL_FILES,
+  LOCAL_MODEL_NAME,
+  MINILM_MODEL_NAME,
+  inferenceSessionOptions,
+  resolveModelRoot,
+} from './local-model.js';
 
 const modelRoot = resolveModelRoot(process.env['ENGRAM_MODEL_DIR']);
 
@@ -188,6 +195,40 @@ describe('LocalEmbedder', () => {
     expect(performance.now() - started).toBeLessThan(1000);
     // The shared model keeps working for other calls.
     expect((await embedder.embed(['还能用'], 'document')).vectors).toHaveLength(1);
+  });
+
+  it('runs each inference on the calling thread unless more ONNX threads are asked for', async () => {
+    // The OS threads of this process: ONNX Runtime starts its intra-op pool with the session.
+    const threads = () => readdirSync('/proc/self/task').length;
+    const text = '我喜欢简洁的回答, and concise answers';
+    const before = threads();
+    const minilm = new LocalEmbedder({ modelRoot, model: MINILM_MODEL_NAME });
+    await minilm.embed([text], 'document');
+    expect(threads()).toBe(before);
+    const pooled = new LocalEmbedder({ modelRoot, threads: 2 });
+    try {
+      const [own] = (await pooled.embed([text], 'document')).vectors;
+      // Its own session (a pool of two: one more thread), not the shared one-thread session.
+      expect(threads()).toBe(before + 1);
+      expect(own).toEqual((await embedder.embed([text], 'document')).vectors[0]);
+    } finally {
+      await Promise.all([minilm.close(), pooled.close()]);
+    }
+  });
+
+  it('refuses a thread count that is not an integer ≥ 0', () => {
+    for (const threads of [-1, 1.5, Number.NaN]) {
+      let error: unknown;
+      try {
+        new LocalEmbedder({ modelRoot, threads });
+      } catch (caught) {
+        error = caught;
+      }
+      expect(isEngramError(error) && error.reason).toBe('FIELD_INVALID');
+    }
+    expect(inferenceSessionOptions(0)).toEqual({});
+    expect(inferenceSessionOptions(1)).toEqual({ intraOpNumThreads: 1 });
+    expect(() => inferenceSessionOptions(-1)).toThrow(RangeError);
   });
 
   it('rejects use after close', async () => {

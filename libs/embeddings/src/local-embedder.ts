@@ -11,8 +11,10 @@ import {
   type EmbeddingResult,
 } from './embedder.js';
 import {
+  DEFAULT_INFERENCE_THREADS,
   LOCAL_MODELS,
   LOCAL_MODEL_NAME,
+  inferenceSessionOptions,
   resolveModelRoot,
   verifyLocalModel,
   type LocalModelName,
@@ -48,6 +50,12 @@ export interface LocalEmbedderOptions {
   readonly verify?: boolean;
   /** Prefixed to texts embedded as `query`. Default: none (see {@link BGE_ZH_QUERY_INSTRUCTION}). */
   readonly queryInstruction?: string;
+  /**
+   * ONNX Runtime intra-op threads of the model's session; `0` is ORT's default (one per core).
+   * Default {@link DEFAULT_INFERENCE_THREADS} (1). Embedders of one process that share a model
+   * share its session only when they ask for the same count.
+   */
+  readonly threads?: number;
 }
 
 /** bge-small-zh's input limit in tokens, [CLS] and [SEP] included (`max_position_embeddings`). */
@@ -73,8 +81,13 @@ const shared = new Map<string, Promise<SharedModel>>();
 /** Loads run one after another because `env.localModelPath` is process-global. */
 let loads: Promise<unknown> = Promise.resolve();
 
-function loadShared(modelRoot: string, spec: LocalModelSpec, verify: boolean): Promise<SharedModel> {
-  const key = sharedKey(modelRoot, spec);
+function loadShared(
+  modelRoot: string,
+  spec: LocalModelSpec,
+  verify: boolean,
+  threads: number,
+): Promise<SharedModel> {
+  const key = sharedKey(modelRoot, spec, threads);
   const existing = shared.get(key);
   if (existing !== undefined) return existing;
   const loading = loads.then(async (): Promise<SharedModel> => {
@@ -85,6 +98,7 @@ function loadShared(modelRoot: string, spec: LocalModelSpec, verify: boolean): P
     const extractor = await pipeline('feature-extraction', spec.name, {
       dtype: spec.dtype,
       local_files_only: true,
+      session_options: inferenceSessionOptions(threads),
     });
     return { extractor, loaded: undefined, users: 0, tail: Promise.resolve() };
   });
@@ -100,8 +114,8 @@ function loadShared(modelRoot: string, spec: LocalModelSpec, verify: boolean): P
 }
 
 /** Which shared pipeline a root and model variant use. */
-function sharedKey(modelRoot: string, spec: LocalModelSpec): string {
-  return `${modelRoot}\0${spec.name}\0${spec.dtype}`;
+function sharedKey(modelRoot: string, spec: LocalModelSpec, threads: number): string {
+  return `${modelRoot}\0${spec.name}\0${spec.dtype}\0${threads}`;
 }
 
 /** Runs `task` after every inference queued before it on `model`. */
@@ -129,6 +143,7 @@ export class LocalEmbedder implements Embedder {
   readonly spec: LocalModelSpec;
   private readonly verify: boolean;
   private readonly queryInstruction: string;
+  private readonly threads: number;
   private acquired: Promise<SharedModel> | undefined;
   private closed = false;
 
@@ -148,6 +163,9 @@ export class LocalEmbedder implements Embedder {
     this.model = this.spec.id;
     this.dimensions = this.spec.dimensions;
     this.queryInstruction = options.queryInstruction ?? '';
+    this.threads = options.threads ?? DEFAULT_INFERENCE_THREADS;
+    if (!Number.isInteger(this.threads) || this.threads < 0)
+      throw errors.fieldInvalid('threads', `an integer ≥ 0 (0: ONNX Runtime's default), got ${this.threads}`);
   }
 
   /** Verifies and loads the model now instead of on the first `embed` (e.g. at service start). */
@@ -195,7 +213,7 @@ export class LocalEmbedder implements Embedder {
     model.users -= 1;
     if (model.users > 0) return;
     // The last user: later embedders of this root load the model afresh.
-    const key = sharedKey(this.modelRoot, this.spec);
+    const key = sharedKey(this.modelRoot, this.spec, this.threads);
     if (model.loaded === shared.get(key)) shared.delete(key);
     await model.tail;
     await model.extractor.dispose();
@@ -203,7 +221,7 @@ export class LocalEmbedder implements Embedder {
 
   private acquire(): Promise<SharedModel> {
     if (this.acquired === undefined) {
-      const acquired = loadShared(this.modelRoot, this.spec, this.verify).then((model) => {
+      const acquired = loadShared(this.modelRoot, this.spec, this.verify, this.threads).then((model) => {
         model.users += 1;
         return model;
       });

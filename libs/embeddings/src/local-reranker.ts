@@ -9,7 +9,7 @@ import {
   type Tensor,
 } from '@huggingface/transformers';
 import { errors } from '@engram/errors';
-import { resolveModelRoot } from './local-model.js';
+import { DEFAULT_INFERENCE_THREADS, inferenceSessionOptions, resolveModelRoot } from './local-model.js';
 import { unitScore, type RerankOptions, type Reranker } from './reranker.js';
 
 export interface LocalRerankerOptions {
@@ -29,6 +29,11 @@ export interface LocalRerankerOptions {
    * and are faster on CPU (docs/benchmarks.md "Rerank stage").
    */
   readonly batchSize?: number;
+  /**
+   * ONNX Runtime intra-op threads of the session; `0` is ORT's default (one per core). Default
+   * {@link DEFAULT_INFERENCE_THREADS} (1), as the local embedders.
+   */
+  readonly threads?: number;
 }
 
 interface Loaded {
@@ -49,6 +54,7 @@ export class LocalReranker implements Reranker {
   readonly #name: string;
   readonly #maxTokens: number;
   readonly #batchSize: number;
+  readonly #threads: number;
   #loaded: Promise<Loaded> | undefined;
   #tail: Promise<unknown> = Promise.resolve();
   #closed = false;
@@ -60,6 +66,13 @@ export class LocalReranker implements Reranker {
     this.#batchSize = options.batchSize ?? 1;
     if (!Number.isInteger(this.#batchSize) || this.#batchSize < 1) {
       throw errors.fieldInvalid('batchSize', 'must be a positive integer');
+    }
+    this.#threads = options.threads ?? DEFAULT_INFERENCE_THREADS;
+    if (!Number.isInteger(this.#threads) || this.#threads < 0) {
+      throw errors.fieldInvalid(
+        'threads',
+        `an integer ≥ 0 (0: ONNX Runtime's default), got ${this.#threads}`,
+      );
     }
     this.model = `onnx:${options.model}`;
   }
@@ -97,7 +110,11 @@ export class LocalReranker implements Reranker {
         env.localModelPath = this.#root;
         const [tokenizer, model] = await Promise.all([
           AutoTokenizer.from_pretrained(this.#name, { local_files_only: true }),
-          AutoModelForSequenceClassification.from_pretrained(this.#name, { local_files_only: true, dtype }),
+          AutoModelForSequenceClassification.from_pretrained(this.#name, {
+            local_files_only: true,
+            dtype,
+            session_options: inferenceSessionOptions(this.#threads),
+          }),
         ]);
         return { tokenizer, model };
       })();

@@ -7,18 +7,23 @@ import { LocalEmbedder } from './local-embedder.js';
 import { MINILM_MODEL_NAME, type LocalModelName } from './local-model.js';
 
 /** How to build a local embedder: what a thread needs to build the same one (plain data). */
-export type LocalEmbedderRecipe =
+export type LocalEmbedderRecipe = (
   | { readonly kind: 'local'; readonly modelRoot: string; readonly model?: LocalModelName }
-  | { readonly kind: 'bilingual'; readonly modelRoot: string; readonly mix?: BilingualMix };
+  | { readonly kind: 'bilingual'; readonly modelRoot: string; readonly mix?: BilingualMix }
+) & {
+  /** ONNX Runtime intra-op threads per model (LocalEmbedderOptions.threads); default 1. */
+  readonly threads?: number;
+};
 
 /** The embedder of a recipe: one local model, or the bilingual pair (bge-small-zh + MiniLM). */
 export function localEmbedder(recipe: LocalEmbedderRecipe): Embedder {
   const { modelRoot } = recipe;
+  const common = { modelRoot, ...(recipe.threads === undefined ? {} : { threads: recipe.threads }) };
   if (recipe.kind === 'local')
-    return new LocalEmbedder({ modelRoot, ...(recipe.model === undefined ? {} : { model: recipe.model }) });
+    return new LocalEmbedder({ ...common, ...(recipe.model === undefined ? {} : { model: recipe.model }) });
   return new BilingualEmbedder({
-    primary: new LocalEmbedder({ modelRoot }),
-    secondary: new LocalEmbedder({ modelRoot, model: MINILM_MODEL_NAME }),
+    primary: new LocalEmbedder(common),
+    secondary: new LocalEmbedder({ ...common, model: MINILM_MODEL_NAME }),
     ...(recipe.mix === undefined ? {} : { mix: recipe.mix }),
   });
 }

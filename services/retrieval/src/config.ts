@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_BILINGUAL_MIX } from '@engram/embeddings';
+import { DEFAULT_BILINGUAL_MIX, DEFAULT_INFERENCE_THREADS } from '@engram/embeddings';
 import {
   envEnum,
   envInt,
@@ -37,6 +37,12 @@ export const retrievalEnvShape = {
   ENGRAM_VECTOR_QUANTIZATION: envEnum(['int8', 'none'], 'int8'),
   /** Directory containing the local models (default: fetched by npm install into .models). */
   ENGRAM_MODEL_DIR: envString(),
+  /**
+   * ONNX Runtime intra-op threads of each local model session (embedders, the local reranker;
+   * decision 0042): 1 (default) runs each inference on the calling thread; `0` is ORT's own
+   * default, a spinning pool of one thread per core.
+   */
+  ENGRAM_ONNX_THREADS: envInt(DEFAULT_INFERENCE_THREADS, 0, 64),
   /**
    * The local index embedder: `bilingual` (bge-small-zh-v1.5 and all-MiniLM-L6-v2 in one vector
    * space, decision 0021) or `bge-small-zh` (the Chinese-first model alone, the index of earlier

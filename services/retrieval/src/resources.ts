@@ -83,10 +83,12 @@ export function createEmbedder(config: RetrievalDataConfig): Embedder {
 /** The local embedder of a configuration, as plain data a thread can build it from. */
 function localRecipe(config: RetrievalDataConfig): LocalEmbedderRecipe {
   const modelRoot = resolveModelRoot(config.ENGRAM_MODEL_DIR);
-  if (config.ENGRAM_LOCAL_EMBEDDINGS === 'bge-small-zh') return { kind: 'local', modelRoot };
+  const threads = config.ENGRAM_ONNX_THREADS;
+  if (config.ENGRAM_LOCAL_EMBEDDINGS === 'bge-small-zh') return { kind: 'local', modelRoot, threads };
   return {
     kind: 'bilingual',
     modelRoot,
+    threads,
     mix: { en: config.ENGRAM_BILINGUAL_MIX_EN, zh: config.ENGRAM_BILINGUAL_MIX_ZH },
   };
 }
@@ -120,6 +122,7 @@ export function createReranker(config: RetrievalDataConfig): Reranker | undefine
         modelRoot: resolveModelRoot(config.ENGRAM_MODEL_DIR),
         model: config.ENGRAM_RERANK_MODEL ?? '',
         batchSize: config.ENGRAM_RERANK_BATCH,
+        threads: config.ENGRAM_ONNX_THREADS,
       });
   }
 }
