@@ -100,6 +100,13 @@ export const retrievalEnvShape = {
    */
   ENGRAM_INDEX_EMBED_THREAD: envEnum(['on', 'off'], 'on'),
   /**
+   * Embed Search's queries with the local models on a worker thread of their own (`on`, decision
+   * 0042), so the event loop keeps routing other calls during each inference; `off` embeds on the
+   * event loop (the main thread then holds its own copy of the models). Ignored with a remote
+   * embeddings endpoint.
+   */
+  ENGRAM_SEARCH_EMBED_THREAD: envEnum(['on', 'off'], 'on'),
+  /**
    * While an outbox loop has a backlog (a pass leased a full batch), the dense stage embeds only
    * rounds and memories, and one batch of document chunks at most per this long (from the end of
    * the previous one), ms; `0`: it never holds chunks back. The lexical stage gets the cores first

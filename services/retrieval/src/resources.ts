@@ -66,7 +66,9 @@ export function createVectorStore(
 /**
  * The embedding model of a configuration: an OpenAI-compatible endpoint, or the local models —
  * bge-small-zh-v1.5 and all-MiniLM-L6-v2 as one bilingual vector space (the default), or
- * bge-small-zh-v1.5 alone.
+ * bge-small-zh-v1.5 alone. The local models run on a worker thread of their own with
+ * `ENGRAM_SEARCH_EMBED_THREAD` on (the default), so a query's inference never holds the event loop
+ * that routes every other call; `off` runs them on the calling thread.
  */
 export function createEmbedder(config: RetrievalDataConfig): Embedder {
   if (config.ENGRAM_EMBEDDINGS_BASE_URL !== undefined) {
@@ -77,7 +79,8 @@ export function createEmbedder(config: RetrievalDataConfig): Embedder {
       dimensions: config.ENGRAM_EMBEDDINGS_DIMENSIONS,
     });
   }
-  return localEmbedder(localRecipe(config));
+  const recipe = localRecipe(config);
+  return config.ENGRAM_SEARCH_EMBED_THREAD === 'on' ? new ThreadedEmbedder(recipe) : localEmbedder(recipe);
 }
 
 /** The local embedder of a configuration, as plain data a thread can build it from. */
@@ -96,7 +99,7 @@ function localRecipe(config: RetrievalDataConfig): LocalEmbedderRecipe {
 /**
  * The indexer's embedder: with a local model and `ENGRAM_INDEX_EMBED_THREAD` on, the same model on
  * its own worker thread, so embedding passages never holds the event loop that serves searches
- * (decision 0032); otherwise the search embedder itself.
+ * (decision 0032) nor delays a query's embedding; otherwise the search embedder itself.
  */
 export function createIndexEmbedder(config: RetrievalDataConfig, embedder: Embedder): Embedder {
   if (config.ENGRAM_EMBEDDINGS_BASE_URL !== undefined || config.ENGRAM_INDEX_EMBED_THREAD === 'off')
