@@ -3,7 +3,7 @@ import { Code } from '@connectrpc/connect';
 import { describe, expect, it } from '@jest/globals';
 import { SignJWT, exportJWK, importSPKI, type JSONWebKeySet } from 'jose';
 import { EngramError } from '@engram/errors';
-import { createAuthenticator, mintToken, type Authenticator } from './auth.js';
+import { VerifiedTokens, createAuthenticator, mintToken, type Authenticator } from './auth.js';
 
 const secret = randomBytes(32);
 const { publicKey, privateKey } = generateKeyPairSync('rsa', {
@@ -310,5 +310,80 @@ describe('createAuthenticator: the service role (finding 5)', () => {
     await expect(authenticate(`Bearer ${good}`)).resolves.toMatchObject({ roles: ['service'] });
     const idp = await mintToken(service, { algorithm: 'RS256', privateKeyPem: privateKey });
     expect((await rejection(authenticate, `Bearer ${idp}`)).reason).toBe('TOKEN_SERVICE_KEY_REQUIRED');
+  });
+});
+
+describe('createAuthenticator: verified tokens are remembered until they expire', () => {
+  it('answers a token seen before with the same frozen principal', async () => {
+    const authenticate = await hs256();
+    const token = await mintToken(claims, { algorithm: 'HS256', secret });
+    const first = await authenticate(`Bearer ${token}`);
+    const again = await authenticate(`Bearer ${token}`);
+    expect(again).toBe(first);
+    expect(Object.isFrozen(first) && Object.isFrozen(first.orgIds) && Object.isFrozen(first.roles)).toBe(
+      true,
+    );
+    expect(first).toEqual({
+      subject: 'alice',
+      tenantId: 't1',
+      orgIds: ['o1', 'o2'],
+      roles: ['admin'],
+      token,
+    });
+  });
+
+  it('refuses a remembered token with TOKEN_EXPIRED once it has expired', async () => {
+    const authenticate = await createAuthenticator({ mode: 'hs256', secret, clockToleranceSec: 0 });
+    const exp = Math.floor(Date.now() / 1000) + 1;
+    const token = await mintToken(claims, { algorithm: 'HS256', secret }, { expiresIn: exp });
+    await expect(authenticate(`Bearer ${token}`)).resolves.toMatchObject({ subject: 'alice' });
+    while (Math.floor(Date.now() / 1000) < exp) await new Promise((r) => setTimeout(r, 50));
+    expect((await rejection(authenticate, `Bearer ${token}`)).reason).toBe('TOKEN_EXPIRED');
+  });
+
+  it('never remembers a refusal, and a changed signature is another token', async () => {
+    const authenticate = await hs256();
+    const token = await mintToken(claims, { algorithm: 'HS256', secret });
+    await authenticate(`Bearer ${token}`);
+    const forged = await mintToken(
+      { ...claims, subject: 'mallory' },
+      { algorithm: 'HS256', secret: randomBytes(32) },
+    );
+    // The forged token's claims with the verified token's signature: not the remembered text.
+    const spliced = `${forged.split('.').slice(0, 2).join('.')}.${token.split('.')[2]}`;
+    for (const attempt of [forged, forged, spliced, spliced]) {
+      expect((await rejection(authenticate, `Bearer ${attempt}`)).reason).toBe('TOKEN_SIGNATURE_INVALID');
+    }
+  });
+});
+
+describe('VerifiedTokens', () => {
+  const principal = { subject: 's', tenantId: 't', orgIds: ['o'], roles: [], token: 'x' };
+
+  it('forgets an entry when the clock reaches exp + tolerance (whole seconds, as jose)', () => {
+    let now = 1_000_000;
+    const cache = new VerifiedTokens(10, 5, () => now);
+    cache.set('a', principal, 1_000 + 10);
+    now = (1_000 + 14) * 1000 + 999;
+    expect(cache.get('a')).toEqual(principal);
+    now = (1_000 + 15) * 1000;
+    expect(cache.get('a')).toBeUndefined();
+    expect(cache.size).toBe(0);
+  });
+
+  it('drops the least recently used entry beyond its capacity, and keeps nothing at capacity 0', () => {
+    const cache = new VerifiedTokens(2, 0, () => 0);
+    cache.set('a', principal, 100);
+    cache.set('b', principal, 100);
+    expect(cache.get('a')).toBeDefined();
+    cache.set('c', principal, 100);
+    expect([cache.get('a'), cache.get('b'), cache.get('c')].map((p) => p !== undefined)).toEqual([
+      true,
+      false,
+      true,
+    ]);
+    const none = new VerifiedTokens(0, 0, () => 0);
+    expect(Object.isFrozen(none.set('a', principal, 100))).toBe(true);
+    expect(none.get('a')).toBeUndefined();
   });
 });

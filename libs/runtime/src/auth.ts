@@ -238,14 +238,83 @@ function fromJoseError(error: unknown): EngramError {
   return errors.unauthenticated('TOKEN_MALFORMED', 'token is malformed');
 }
 
+/** Verified tokens an authenticator remembers (see {@link VerifiedTokens}). */
+export const VERIFIED_TOKEN_CACHE_SIZE = 10_000;
+
+/**
+ * The principals of tokens this process has verified, by the exact token text, until each token's
+ * `exp` (with the clock tolerance). A client sends the same token with every call of its session;
+ * verifying its signature again each time cost a webcrypto HMAC job per call (4.5 % of retrieval's
+ * event loop under load, docs/benchmarks.md). Only successful verifications are kept, and the key
+ * is the whole token, signature included, so a hit is the same bytes that verified before: no
+ * claim can differ. `exp` is the only claim that changes its verdict with time (`nbf` and `iat`
+ * can only turn from refused to accepted, and refusals are not kept); an expired entry is dropped
+ * and the token verified afresh, which refuses it with TOKEN_EXPIRED. Least recently used entries
+ * go first beyond `capacity`. The principals are frozen: every caller shares them.
+ */
+export class VerifiedTokens {
+  readonly #entries = new Map<string, { readonly principal: Principal; readonly expSec: number }>();
+
+  constructor(
+    private readonly capacity: number,
+    private readonly toleranceSec: number,
+    private readonly nowMs: () => number = Date.now,
+  ) {}
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** The principal of `token` when it verified before and has not expired since. */
+  get(token: string): Principal | undefined {
+    const entry = this.#entries.get(token);
+    if (entry === undefined) return undefined;
+    this.#entries.delete(token);
+    // jose's rule: expired once the whole seconds since the epoch reach exp + tolerance.
+    if (Math.floor(this.nowMs() / 1000) >= entry.expSec + this.toleranceSec) return undefined;
+    this.#entries.set(token, entry);
+    return entry.principal;
+  }
+
+  /** Remembers a verified token's principal until its `exp`; returns the frozen principal. */
+  set(token: string, principal: Principal, expSec: number): Principal {
+    const frozen: Principal = Object.freeze({
+      ...principal,
+      orgIds: Object.freeze([...principal.orgIds]),
+      roles: Object.freeze([...principal.roles]),
+    });
+    if (this.capacity === 0) return frozen;
+    this.#entries.delete(token);
+    this.#entries.set(token, { principal: frozen, expSec });
+    if (this.#entries.size > this.capacity) {
+      const oldest = this.#entries.keys().next().value;
+      if (oldest !== undefined) this.#entries.delete(oldest);
+    }
+    return frozen;
+  }
+}
+
 /**
  * Builds the authenticator for a configuration. Keys are imported once, here. A token whose
  * claims ask for the `service` role is verified with the service key only (and refused with
  * TOKEN_SERVICE_KEY_REQUIRED when it does not verify, or no service key is trusted); every other
- * token with the user-facing key only (decision 0024).
+ * token with the user-facing key only (decision 0024). A token that verified is remembered until
+ * it expires ({@link VerifiedTokens}).
  */
-export async function createAuthenticator(config: AuthConfig): Promise<Authenticator> {
+export async function createAuthenticator(
+  config: AuthConfig,
+  options: { readonly cacheSize?: number; readonly nowMs?: () => number } = {},
+): Promise<Authenticator> {
   let verify: Verify;
+  // Insecure mode decodes without verifying: nothing to save, nothing remembered.
+  const verified =
+    config.mode === 'insecure'
+      ? undefined
+      : new VerifiedTokens(
+          options.cacheSize ?? VERIFIED_TOKEN_CACHE_SIZE,
+          config.clockToleranceSec,
+          options.nowMs,
+        );
   if (config.mode === 'insecure') {
     verify = (token) => Promise.resolve(decodeJwt(token));
   } else {
@@ -275,13 +344,18 @@ export async function createAuthenticator(config: AuthConfig): Promise<Authentic
     if (token === undefined) {
       throw errors.unauthenticated('TOKEN_MALFORMED', 'authorization header is not "Bearer <JWT>"');
     }
+    const known = verified?.get(token);
+    if (known !== undefined) return known;
     let payload: JWTPayload;
     try {
       payload = await verify(token);
     } catch (error) {
       throw fromJoseError(error);
     }
-    return principalFromClaims(payload, token);
+    const principal = principalFromClaims(payload, token);
+    // Verified modes require `exp` (jose checked it): remembered until then.
+    if (verified === undefined || typeof payload.exp !== 'number') return principal;
+    return verified.set(token, principal, payload.exp);
   };
 }
 
