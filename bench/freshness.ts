@@ -70,7 +70,14 @@ import {
 } from './freshness/probes.js';
 import { loadAverage, machine } from './lib/machine.js';
 import { positiveInt } from './load/report.js';
-import { repoRoot, startStack, type Stack, type StoreKind, type VectorKind } from './load/stack.js';
+import {
+  parseServiceEnv,
+  repoRoot,
+  startStack,
+  type Stack,
+  type StoreKind,
+  type VectorKind,
+} from './load/stack.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -123,16 +130,6 @@ const outPath = resolve(repoRoot, args.out);
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
-/** `--service-env KEY=VALUE` (repeated) as an environment; a malformed entry is a usage error. */
-function parseServiceEnv(entries: readonly string[]): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const entry of entries) {
-    const match = /^([A-Z][A-Z0-9_]*)=(.*)$/.exec(entry);
-    if (match === null) throw new Error(`--service-env: expected KEY=VALUE, got "${entry}"`);
-    env[match[1]!] = match[2]!;
-  }
-  return env;
-}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const s2 = (ms: number | null | undefined) =>
   ms === null || ms === undefined ? '-' : `${(ms / 1000).toFixed(2)} s`;

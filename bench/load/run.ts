@@ -9,6 +9,8 @@
  *     [--sample-ms 1000] [--timeout-ms 10000] [--seed-parallel 8] [--drain-timeout-min 240]
  *     [--data ../shared/bench-data] [--log-level info] [--seed 42] [--out bench/out/load.json]
  *     [--profile retrieval,…]   (V8 CPU profiles of those services, in <out dir>/profiles; slows them)
+ *     [--service-env KEY=VALUE …]   (extra environment of the four services: a setting under test)
+ *     [--qdrant-settle-min 30]   (before the load, wait up to this long for Qdrant's collections to be green)
  *
  * It starts the four service processes itself (bench/load/stack.ts: free loopback ports, MariaDB or
  * SQLite, Qdrant or the embedded index) and seeds --items searchable items over --users users in
@@ -99,7 +101,9 @@ import {
   repoRoot,
   rssMib,
   SERVICES,
+  parseServiceEnv,
   startStack,
+  waitQdrantGreen,
   type Service,
   type Stack,
   type StoreKind,
@@ -115,6 +119,8 @@ const { values: args } = parseArgs({
     'seed-dir': { type: 'string' },
     'seed-parallel': { type: 'string', default: '8' },
     'drain-timeout-min': { type: 'string', default: '240' },
+    'qdrant-settle-min': { type: 'string', default: '30' },
+    'service-env': { type: 'string', multiple: true, default: [] },
     data: { type: 'string', default: '../shared/bench-data' },
     clients: { type: 'string', default: '32' },
     'duration-s': { type: 'string', default: '60' },
@@ -141,6 +147,9 @@ const users = positiveInt('users', args.users, 1000);
 const orgs = positiveInt('orgs', args.orgs, 10);
 const seedParallel = positiveInt('seed-parallel', args['seed-parallel'], 8);
 const drainTimeoutMin = positiveInt('drain-timeout-min', args['drain-timeout-min'], 240);
+const qdrantSettleMin = positiveInt('qdrant-settle-min', args['qdrant-settle-min'], 30);
+/** Extra environment of the four services (`--service-env KEY=VALUE`, repeated): a setting under test. */
+const serviceEnv = parseServiceEnv(args['service-env']);
 const clients = positiveInt('clients', args.clients, 32);
 const durationS = positiveInt('duration-s', args['duration-s'], 60);
 const maxRequests = positiveInt('max-requests', args['max-requests'], 200_000);
@@ -367,6 +376,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', onSignal);
   let sampler: NodeJS.Timeout | undefined;
   let watchdog: NodeJS.Timeout | undefined;
+  let qdrantSettle: Awaited<ReturnType<typeof waitQdrantGreen>> | undefined;
   try {
     stack = await startStack({
       store: storeKind,
@@ -374,6 +384,7 @@ async function main(): Promise<void> {
       logLevel: args['log-level'],
       logDir: dirname(outPath),
       profile: profile as Service[],
+      serviceEnv,
       ...(seedDir !== undefined ? { persistDir: seedDir } : {}),
     });
     if (interrupted) return;
@@ -488,6 +499,13 @@ async function main(): Promise<void> {
       session: sessionNames[c]!,
       appended: 0,
     }));
+    if (s.qdrantUrl !== undefined) {
+      qdrantSettle = await waitQdrantGreen(s.qdrantUrl, qdrantSettleMin * 60_000, log);
+      log(
+        `Qdrant: ${qdrantSettle.green ? 'green' : 'NOT green (measuring anyway)'} after ${Math.round(qdrantSettle.waitedMs / 1000)} s ` +
+          `(${qdrantSettle.collections.map((c) => `${c.status}, ${c.segments ?? '?'} segments`).join('; ')})`,
+      );
+    }
     phase = 'idle';
     await sleep(Math.max(2 * sampleMs, 2000)); // an idle sample or two after seeding
     const loadBeforeRun = loads();
@@ -868,6 +886,7 @@ async function main(): Promise<void> {
         vectors: vectorKind,
         timeoutMs,
         seed: seedValue,
+        serviceEnv,
       },
       stack: {
         services: Object.fromEntries(
@@ -875,6 +894,7 @@ async function main(): Promise<void> {
         ),
         store: s.storeTarget,
         vectors: s.qdrantUrl ?? 'embedded',
+        qdrantSettle,
       },
       seed: { ...seeded, reused },
       queries: { distinct: pool.size, redraws: pool.collisions },

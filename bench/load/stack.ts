@@ -27,6 +27,7 @@ import {
 } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { createConnection } from 'mysql2/promise';
 import { migrateToLatest, openStore } from '@engram/store';
@@ -366,4 +367,74 @@ export function machineTicks(): { busy: number; total: number } {
   const total = values.reduce((a, b) => a + b, 0);
   const idle = (values[3] ?? 0) + (values[4] ?? 0);
   return { busy: total - idle, total };
+}
+
+/** `--service-env KEY=VALUE` (repeated) as an environment; a malformed entry is a usage error. */
+export function parseServiceEnv(entries: readonly string[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const entry of entries) {
+    const match = /^([A-Z][A-Z0-9_]*)=(.*)$/.exec(entry);
+    if (match === null) throw new Error(`--service-env: expected KEY=VALUE, got "${entry}"`);
+    env[match[1]!] = match[2]!;
+  }
+  return env;
+}
+
+/** A Qdrant collection's state as GET /collections/{name} reports it. */
+interface CollectionState {
+  readonly name: string;
+  readonly status: string;
+  readonly optimizer: string;
+  readonly segments: number | undefined;
+}
+
+async function qdrantJson(url: string): Promise<unknown> {
+  const response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  return ((await response.json()) as { result: unknown }).result;
+}
+
+/**
+ * Waits until every collection of the Qdrant at `url` is `green`: a seed that has just written its
+ * last vectors leaves the optimizer building segments and HNSW graphs for minutes, on the same two
+ * cores the load would measure. Returns the collections' last state and how long it waited;
+ * gives up (and says so) after `timeoutMs`.
+ */
+export async function waitQdrantGreen(
+  url: string,
+  timeoutMs: number,
+  log: (line: string) => void,
+): Promise<{ readonly waitedMs: number; readonly green: boolean; readonly collections: CollectionState[] }> {
+  const started = performance.now();
+  let lastLog = started;
+  for (;;) {
+    const listed = (await qdrantJson(`${url}/collections`)) as { collections: { name: string }[] };
+    const collections: CollectionState[] = [];
+    for (const { name } of listed.collections) {
+      const info = (await qdrantJson(`${url}/collections/${encodeURIComponent(name)}`)) as {
+        status: string;
+        optimizer_status: unknown;
+        segments_count?: number;
+      };
+      collections.push({
+        name,
+        status: info.status,
+        optimizer:
+          typeof info.optimizer_status === 'string'
+            ? info.optimizer_status
+            : JSON.stringify(info.optimizer_status),
+        segments: info.segments_count,
+      });
+    }
+    const waitedMs = Math.round(performance.now() - started);
+    const green = collections.every((c) => c.status === 'green');
+    if (green || waitedMs >= timeoutMs) return { waitedMs, green, collections };
+    if (performance.now() - lastLog >= 30_000 || lastLog === started) {
+      lastLog = performance.now();
+      log(
+        `  waiting for Qdrant's optimizer: ${collections.map((c) => `${c.status} (${c.segments ?? '?'} segments)`).join(', ')} (${Math.round(waitedMs / 1000)} s)`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 2000));
+  }
 }
