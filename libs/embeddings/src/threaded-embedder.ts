@@ -2,7 +2,13 @@ import { Worker } from 'node:worker_threads';
 import type { Code } from '@connectrpc/connect';
 import { EngramError, errors, type Reason } from '@engram/errors';
 import { BilingualEmbedder, type BilingualMix } from './bilingual-embedder.js';
-import type { EmbedOptions, Embedder, EmbeddingKind, EmbeddingResult } from './embedder.js';
+import {
+  measureEmbedding,
+  type EmbedOptions,
+  type Embedder,
+  type EmbeddingKind,
+  type EmbeddingResult,
+} from './embedder.js';
 import { LocalEmbedder } from './local-embedder.js';
 import { MINILM_MODEL_NAME, type LocalModelName } from './local-model.js';
 
@@ -81,7 +87,9 @@ function startThread(recipe: LocalEmbedderRecipe): Worker {
  * passage), so the indexer's dense stage embeds on its own thread and the main thread keeps
  * routing searches and writes meanwhile. The thread builds the same embedder from `recipe`
  * (`model` and `dimensions` are the main thread's copy's, which never loads its model here).
- * `signal` rejects the call at once; the thread finishes the text it is on.
+ * `signal` rejects the call at once; the thread finishes the text it is on. The embedding metrics
+ * (`engram_embedding_*`) are recorded here, on the calling thread, under this embedder's `model`:
+ * the thread's own metrics registry is never scraped.
  */
 export class ThreadedEmbedder implements Embedder {
   readonly model: string;
@@ -120,6 +128,15 @@ export class ThreadedEmbedder implements Embedder {
     if (texts.length === 0)
       return Promise.resolve({ vectors: [], truncated: [], model: this.model, dimensions: this.dimensions });
     const id = (this.#next += 1);
+    return measureEmbedding(this.model, texts.length, () => this.#request(id, texts, kind, signal));
+  }
+
+  #request(
+    id: number,
+    texts: readonly string[],
+    kind: EmbeddingKind,
+    signal: AbortSignal | undefined,
+  ): Promise<EmbeddingResult> {
     return new Promise<EmbeddingResult>((resolve, reject) => {
       const onAbort = () => {
         this.#pending.delete(id);

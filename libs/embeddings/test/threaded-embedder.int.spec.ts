@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
+import { metricsRegistry } from '@engram/telemetry';
 import { ThreadedEmbedder, localEmbedder, resolveModelRoot, type LocalEmbedderRecipe } from '../src/index.js';
 
 const recipe: LocalEmbedderRecipe = { kind: 'bilingual', modelRoot: resolveModelRoot(undefined) };
@@ -25,6 +26,16 @@ describe('ThreadedEmbedder (the real local models on a worker thread)', () => {
     expect(Array.from(query.vectors[0]!)).toEqual(
       Array.from((await local.embed(['西湖'], 'query')).vectors[0]!),
     );
+  });
+
+  it('records the embedding metrics on the calling thread, under its model', async () => {
+    const texts = async () => {
+      const metric = await metricsRegistry().getSingleMetric('engram_embedding_texts_total')?.get();
+      return metric?.values.find((v) => v.labels['model'] === threaded.model)?.value ?? 0;
+    };
+    const before = await texts();
+    await threaded.embed(['一', 'two'], 'document');
+    expect(await texts()).toBe(before + 2);
   });
 
   it('passes the model’s errors on with their code and reason, and rejects an aborted call', async () => {
