@@ -109,17 +109,23 @@ describe('service-to-service calls over real HTTP/2', () => {
   it('cancel the downstream call when the caller’s deadline passes', async () => {
     const token = await mintToken({ subject: 'dave', tenantId: 't9' }, { algorithm: 'HS256', secret });
     const client = createClient(GovernanceService, createGrpcTransport({ baseUrl: front.url }));
+    seen = undefined;
     let error: ConnectError | undefined;
     try {
+      // Long enough for the call to reach the downstream service on a busy CI machine.
       await client.getMemory(
         { name: 'memories/slow' },
-        { headers: { authorization: `Bearer ${token}` }, timeoutMs: 300 },
+        { headers: { authorization: `Bearer ${token}` }, timeoutMs: 1_500 },
       );
     } catch (e) {
       error = ConnectError.from(e);
     }
     expect(error?.code).toBe(Code.DeadlineExceeded);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The downstream call was made, and its abort arrives after the caller's deadline.
+    expect(seen).toBeDefined();
+    for (let waited = 0; seen?.aborted !== true && waited < 5_000; waited += 20) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     expect(seen?.aborted).toBe(true);
   });
 
