@@ -19,6 +19,12 @@ const schema = z
     ...governanceEnvShape,
     ...contextEnvShape,
     ENGRAM_PORT: envInt(DEFAULT_PORT, 0, 65535),
+    /**
+     * `off` here (retrieval's own default is `on`): the all-in-one is one process held to 1 GiB, and
+     * a search thread of its own raised its peak RSS from 873 to 1,090 MiB at 10k memories
+     * (docs/benchmarks.md, decision 0042); queries then embed on the event loop, one ONNX thread.
+     */
+    ENGRAM_SEARCH_EMBED_THREAD: envEnum(['on', 'off'], 'off'),
     /** The Studio's local user picker on loopback (`off`: paste a token; decision 0038). */
     ENGRAM_STUDIO_LOCAL_SIGNIN: envEnum(['loopback', 'off'], 'loopback'),
     /** Apply pending migrations at start (the all-in-one default; production runs a migration job). */
