@@ -15,12 +15,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Code, ConnectError, createClient, type Client, type Transport } from '@connectrpc/connect';
 import { Scope } from '@engram/contracts/common';
 import { ContextService } from '@engram/contracts/context';
-import { ErrorInfoSchema, RetryInfoSchema } from '@engram/contracts/grpc';
+import { ErrorInfoSchema } from '@engram/contracts/grpc';
 import { IngestionService, MessageRole } from '@engram/contracts/ingestion';
 import { RetrievalService } from '@engram/contracts/retrieval';
+import { retryDelayOf } from '@engram/errors';
 import { seededRandom } from '@engram/testing';
 import { userMessages, type Corpus, type QueryPool, type UserPlan } from './corpus.js';
 import { arrivalGapMs, pickRpc, type CallRecord, type Mix, type Rpc } from './report.js';
@@ -103,9 +105,7 @@ export interface CallOutcome {
 /** The RetryInfo delay of a RESOURCE_EXHAUSTED refusal, ms, if it carries one. */
 export function retryAfterMs(error: unknown): number | undefined {
   if (!(error instanceof ConnectError) || error.code !== Code.ResourceExhausted) return undefined;
-  const delay = error.findDetails(RetryInfoSchema)[0]?.retryDelay;
-  if (delay === undefined) return undefined;
-  return Number(delay.seconds) * 1000 + Math.ceil(delay.nanos / 1e6);
+  return retryDelayOf(error);
 }
 
 const runId = randomBytes(4).toString('hex');
@@ -215,26 +215,13 @@ export async function closedLoop(
       if (measured) w.record({ rpc, ms: end - now, outcome }, end);
       if (delay !== undefined) {
         const until = Math.min(end + delay * (1 + 0.2 * random()), w.loadEnd);
-        await sleep(until - end, w.signal);
+        // An abort (the run's end) cuts the wait short.
+        await sleep(Math.max(0, until - end), undefined, { signal: w.signal }).catch(() => undefined);
       }
     }
   };
   await Promise.all(Array.from({ length: clients }, (_, i) => one(i)));
   return { issued, warmupCalls };
-}
-
-/** Waits `ms`, or less when `signal` aborts (never rejects). */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  if (ms <= 0 || signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 /** Arrivals at `rate` per second until the end, at most `maxOutstanding` in flight. */

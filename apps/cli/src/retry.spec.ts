@@ -2,7 +2,8 @@ import { create } from '@bufbuild/protobuf';
 import { Code, ConnectError, type UnaryRequest, type UnaryResponse } from '@connectrpc/connect';
 import { describe, expect, it } from '@jest/globals';
 import { ErrorInfoSchema, RetryInfoSchema } from '@engram/contracts/grpc';
-import { DEFAULT_RETRY_POLICY, retryDelayMs, retryInterceptor, serverRetryDelayMs } from './retry.js';
+import { retryDelayOf } from '@engram/errors';
+import { DEFAULT_RETRY_POLICY, retryDelayMs, retryInterceptor } from './retry.js';
 
 function refusal(code: Code, reason: string | undefined, retryMs?: number): ConnectError {
   const error = new ConnectError('refused', code);
@@ -82,8 +83,8 @@ describe('retryDelayMs', () => {
   });
 
   it('reads a RetryInfo delay of seconds and nanos', () => {
-    expect(serverRetryDelayMs(refusal(Code.ResourceExhausted, 'OVERLOADED', 2_345))).toBe(2_345);
-    expect(serverRetryDelayMs(refusal(Code.ResourceExhausted, 'OVERLOADED'))).toBeUndefined();
+    expect(retryDelayOf(refusal(Code.ResourceExhausted, 'OVERLOADED', 2_345))).toBe(2_345);
+    expect(retryDelayOf(refusal(Code.ResourceExhausted, 'OVERLOADED'))).toBeUndefined();
   });
 });
 

@@ -1,5 +1,6 @@
 import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
-import { ErrorInfoSchema, RetryInfoSchema } from '@engram/contracts/grpc';
+import { ErrorInfoSchema } from '@engram/contracts/grpc';
+import { retryDelayOf } from '@engram/errors';
 
 /** How the CLI retries a refused call (docs/decisions/0033-process-admission.md). */
 export interface RetryPolicy {
@@ -19,13 +20,6 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   maxDelayMs: 10_000,
   jitter: 0.2,
 };
-
-/** The `google.rpc.RetryInfo` delay of an error, ms, if it has one. */
-export function serverRetryDelayMs(error: ConnectError): number | undefined {
-  const delay = error.findDetails(RetryInfoSchema)[0]?.retryDelay;
-  if (delay === undefined) return undefined;
-  return Number(delay.seconds) * 1000 + Math.ceil(delay.nanos / 1e6);
-}
 
 /**
  * The wait before attempt `attempt + 1` after `error` ended attempt `attempt` (1-based), ms, or
@@ -47,7 +41,7 @@ export function retryDelayMs(
 ): number | undefined {
   if (attempt >= policy.maxAttempts) return undefined;
   const connectError = ConnectError.from(error);
-  const hinted = serverRetryDelayMs(connectError);
+  const hinted = retryDelayOf(connectError);
   let delay: number | undefined;
   if (connectError.code === Code.ResourceExhausted) delay = hinted;
   else if (connectError.code === Code.Unavailable) {

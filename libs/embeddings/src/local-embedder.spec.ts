@@ -228,7 +228,7 @@ describe('LocalEmbedder', () => {
     }
     expect(inferenceSessionOptions(0)).toEqual({});
     expect(inferenceSessionOptions(1)).toEqual({ intraOpNumThreads: 1 });
-    expect(() => inferenceSessionOptions(-1)).toThrow(RangeError);
+    expect(() => inferenceSessionOptions(-1)).toThrow('threads is invalid');
   });
 
   it('rejects use after close', async () => {

@@ -11,10 +11,10 @@ import {
   type EmbeddingResult,
 } from './embedder.js';
 import {
-  DEFAULT_INFERENCE_THREADS,
   LOCAL_MODELS,
   LOCAL_MODEL_NAME,
   inferenceSessionOptions,
+  inferenceThreads,
   resolveModelRoot,
   verifyLocalModel,
   type LocalModelName,
@@ -52,7 +52,7 @@ export interface LocalEmbedderOptions {
   readonly queryInstruction?: string;
   /**
    * ONNX Runtime intra-op threads of the model's session; `0` is ORT's default (one per core).
-   * Default {@link DEFAULT_INFERENCE_THREADS} (1). Embedders of one process that share a model
+   * Default `DEFAULT_INFERENCE_THREADS` (1). Embedders of one process that share a model
    * share its session only when they ask for the same count.
    */
   readonly threads?: number;
@@ -163,9 +163,7 @@ export class LocalEmbedder implements Embedder {
     this.model = this.spec.id;
     this.dimensions = this.spec.dimensions;
     this.queryInstruction = options.queryInstruction ?? '';
-    this.threads = options.threads ?? DEFAULT_INFERENCE_THREADS;
-    if (!Number.isInteger(this.threads) || this.threads < 0)
-      throw errors.fieldInvalid('threads', `an integer ≥ 0 (0: ONNX Runtime's default), got ${this.threads}`);
+    this.threads = inferenceThreads(options.threads);
   }
 
   /** Verifies and loads the model now instead of on the first `embed` (e.g. at service start). */

@@ -40,11 +40,20 @@ export const MINILM_MODEL_NAME = 'sentence-transformers/all-MiniLM-L6-v2';
  */
 export const DEFAULT_INFERENCE_THREADS = 1;
 
+/**
+ * The intra-op thread count a local model asked for: {@link DEFAULT_INFERENCE_THREADS} when
+ * unset; FIELD_INVALID unless an integer ≥ 0.
+ */
+export function inferenceThreads(threads: number | undefined): number {
+  const count = threads ?? DEFAULT_INFERENCE_THREADS;
+  if (!Number.isInteger(count) || count < 0)
+    throw errors.fieldInvalid('threads', `an integer ≥ 0 (0: ONNX Runtime's default), got ${count}`);
+  return count;
+}
+
 /** The session options of a local model with `threads` intra-op threads (`0`: ORT's default). */
 export function inferenceSessionOptions(threads: number): { intraOpNumThreads?: number } {
-  if (!Number.isInteger(threads) || threads < 0)
-    throw new RangeError(`threads must be an integer ≥ 0, got ${threads}`);
-  return threads === 0 ? {} : { intraOpNumThreads: threads };
+  return threads === 0 ? {} : { intraOpNumThreads: inferenceThreads(threads) };
 }
 
 /**

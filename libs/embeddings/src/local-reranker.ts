@@ -9,7 +9,7 @@ import {
   type Tensor,
 } from '@huggingface/transformers';
 import { errors } from '@engram/errors';
-import { DEFAULT_INFERENCE_THREADS, inferenceSessionOptions, resolveModelRoot } from './local-model.js';
+import { inferenceSessionOptions, inferenceThreads, resolveModelRoot } from './local-model.js';
 import { unitScore, type RerankOptions, type Reranker } from './reranker.js';
 
 export interface LocalRerankerOptions {
@@ -31,7 +31,7 @@ export interface LocalRerankerOptions {
   readonly batchSize?: number;
   /**
    * ONNX Runtime intra-op threads of the session; `0` is ORT's default (one per core). Default
-   * {@link DEFAULT_INFERENCE_THREADS} (1), as the local embedders.
+   * `DEFAULT_INFERENCE_THREADS` (1), as the local embedders.
    */
   readonly threads?: number;
 }
@@ -67,13 +67,7 @@ export class LocalReranker implements Reranker {
     if (!Number.isInteger(this.#batchSize) || this.#batchSize < 1) {
       throw errors.fieldInvalid('batchSize', 'must be a positive integer');
     }
-    this.#threads = options.threads ?? DEFAULT_INFERENCE_THREADS;
-    if (!Number.isInteger(this.#threads) || this.#threads < 0) {
-      throw errors.fieldInvalid(
-        'threads',
-        `an integer ≥ 0 (0: ONNX Runtime's default), got ${this.#threads}`,
-      );
-    }
+    this.#threads = inferenceThreads(options.threads);
     this.model = `onnx:${options.model}`;
   }
 

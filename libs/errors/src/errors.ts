@@ -105,6 +105,13 @@ function retryInfo(delayMs: number) {
   return { desc: RetryInfoSchema, value: { retryDelay } };
 }
 
+/** The `google.rpc.RetryInfo` delay a received error carries, ms (what {@link retryInfo} sent), if any. */
+export function retryDelayOf(error: ConnectError): number | undefined {
+  const delay = error.findDetails(RetryInfoSchema)[0]?.retryDelay;
+  if (delay === undefined) return undefined;
+  return Number(delay.seconds) * 1000 + Math.ceil(delay.nanos / 1e6);
+}
+
 /** Reasons for errors that the RPC framework itself raises without an `ErrorInfo`. */
 const frameworkReasons: Partial<Record<Code, Reason>> = {
   [Code.Unimplemented]: 'NOT_IMPLEMENTED',

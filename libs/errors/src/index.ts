@@ -13,6 +13,7 @@ export {
   errors,
   isEngramError,
   loggableError,
+  retryDelayOf,
   toConnectError,
   type ErrorBoundaryOptions,
   type ErrorMetadata,

@@ -301,20 +301,13 @@ export class VerifiedTokens {
  * token with the user-facing key only (decision 0024). A token that verified is remembered until
  * it expires ({@link VerifiedTokens}).
  */
-export async function createAuthenticator(
-  config: AuthConfig,
-  options: { readonly cacheSize?: number; readonly nowMs?: () => number } = {},
-): Promise<Authenticator> {
+export async function createAuthenticator(config: AuthConfig): Promise<Authenticator> {
   let verify: Verify;
   // Insecure mode decodes without verifying: nothing to save, nothing remembered.
   const verified =
     config.mode === 'insecure'
       ? undefined
-      : new VerifiedTokens(
-          options.cacheSize ?? VERIFIED_TOKEN_CACHE_SIZE,
-          config.clockToleranceSec,
-          options.nowMs,
-        );
+      : new VerifiedTokens(VERIFIED_TOKEN_CACHE_SIZE, config.clockToleranceSec);
   if (config.mode === 'insecure') {
     verify = (token) => Promise.resolve(decodeJwt(token));
   } else {
