@@ -68,7 +68,7 @@ import {
   needsVectors,
   retrievalEnvShape,
   searchPlan,
-  storedVectors,
+  storedSimilarities,
 } from '@engram/retrieval';
 import { mintToken, type Principal, type Role } from '@engram/runtime';
 import {
@@ -609,12 +609,12 @@ async function measureSearch(stack: Stack, server: Server, qs: readonly string[]
       const after = await timed(async () => {
         const candidates = await indexCandidates(
           index,
-          { sparse, vector: dense, withVectors },
+          { sparse, vector: dense },
           filters,
           limit,
           plan.options,
         );
-        return storedVectors(index, candidates, withVectors);
+        return storedSimilarities(index, candidates, withVectors);
       });
       const reread = await timed(() =>
         Promise.all(

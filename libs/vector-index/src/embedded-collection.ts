@@ -55,7 +55,6 @@ export interface Hit {
   readonly id: string;
   readonly score: number;
   readonly payload: PointPayload;
-  readonly vector?: Float32Array;
 }
 
 /** A growable list of slots. */
@@ -627,14 +626,18 @@ export class CollectionState implements PayloadColumns {
     return slot === undefined ? undefined : this.pointAt(slot);
   }
 
-  /** The hits of a search; with `withVectors`, each with a copy of its dense vector when it has one. */
-  private hits(top: TopK, withVectors: boolean): Hit[] {
+  /** A copy of a live point's dense vector (dequantized); undefined when absent or still pending. */
+  denseOf(id: string): Float32Array | undefined {
+    const slot = this.slotOf.get(id);
+    return slot === undefined ? undefined : this.denseAt(slot);
+  }
+
+  /** The hits of a search. */
+  private hits(top: TopK): Hit[] {
     const hits: Hit[] = [];
     for (let i = 0; i < top.count; i++) {
       const slot = top.slots[i]!;
-      const hit = { id: this.ids[slot]!, score: top.scores[i]!, payload: this.payloadAt(slot) };
-      const vector = withVectors ? this.denseAt(slot) : undefined;
-      hits.push(vector === undefined ? hit : { ...hit, vector });
+      hits.push({ id: this.ids[slot]!, score: top.scores[i]!, payload: this.payloadAt(slot) });
     }
     return hits;
   }
@@ -687,7 +690,7 @@ export class CollectionState implements PayloadColumns {
    * The `limit` rows matching `filter` with the highest dot product with `query` (normalized).
    * Rows without a dense vector are dropped from the matches before scoring.
    */
-  searchDense(query: Float32Array, filter: IndexFilter, limit: number, withVectors = false): Hit[] {
+  searchDense(query: Float32Array, filter: IndexFilter, limit: number): Hit[] {
     if (limit <= 0) return [];
     let n = this.select(filter);
     if (this.livePending > 0) {
@@ -710,7 +713,7 @@ export class CollectionState implements PayloadColumns {
       } else {
         for (let i = 0; i < n; i++) top.offer(scores[i]!, matches[i]!);
       }
-      return this.hits(top, withVectors);
+      return this.hits(top);
     }
     const dims = this.dims;
     const v = this.quantized ? this.codes : this.vectors;
@@ -721,7 +724,7 @@ export class CollectionState implements PayloadColumns {
       if (this.quantized) score *= this.scale[matches[i]!]!;
       top.offer(Math.fround(score), matches[i]!);
     }
-    return this.hits(top, withVectors);
+    return this.hits(top);
   }
 
   /**
@@ -739,13 +742,7 @@ export class CollectionState implements PayloadColumns {
    * Σ query weight · idf(term) · row weight. Walks the query terms' postings, or — when the filter
    * leaves fewer rows than the postings are long — looks the terms up in each matching row.
    */
-  searchSparse(
-    indices: Uint32Array,
-    values: Float32Array,
-    filter: IndexFilter,
-    limit: number,
-    withVectors = false,
-  ): Hit[] {
+  searchSparse(indices: Uint32Array, values: Float32Array, filter: IndexFilter, limit: number): Hit[] {
     if (limit <= 0 || indices.length === 0) return [];
     const n = this.select(filter);
     if (n === 0) return [];
@@ -772,7 +769,7 @@ export class CollectionState implements PayloadColumns {
         }
         if (overlap) top.offer(score, slot);
       }
-      return this.hits(top, withVectors);
+      return this.hits(top);
     }
     // Stamp the matching rows "matching" (a fresh epoch), then accumulate postings into rows so
     // stamped, restamping them "touched" (the next epoch) on first contact.
@@ -803,7 +800,7 @@ export class CollectionState implements PayloadColumns {
       }
     }
     for (let i = 0; i < touchedCount; i++) top.offer(scores[matches[i]!]!, matches[i]!);
-    return this.hits(top, withVectors);
+    return this.hits(top);
   }
 }
 

@@ -23,6 +23,7 @@ import type {
   VectorStore,
 } from './port.js';
 import { checkScrollOptions } from './scroll.js';
+import { NO_SIMILARITIES, VectorSimilarities, type Similarities } from './similarities.js';
 
 /** Options of {@link createEmbeddedStore}. */
 export interface EmbeddedStoreOptions {
@@ -555,6 +556,19 @@ class EmbeddedStore implements VectorStore {
     return points;
   }
 
+  /** The dense vectors compared here (lazily): the embedded index has them in memory. */
+  similarities(name: string, ids: readonly string[]): Similarities {
+    const unique = [...new Set(ids)];
+    if (unique.length < 2) return NO_SIMILARITIES;
+    const { state } = this.state(name);
+    const vectors = new Map<string, Float32Array>();
+    for (const id of unique) {
+      const dense = state.denseOf(id);
+      if (dense !== undefined) vectors.set(id, dense);
+    }
+    return new VectorSimilarities(vectors);
+  }
+
   searchDense(
     name: string,
     vector: readonly number[] | Float32Array,
@@ -576,13 +590,12 @@ class EmbeddedStore implements VectorStore {
     }
     const { spec, state } = this.state(name);
     const prepared = queries.map((query) => {
-      const withVectors = query.withVectors === true;
       if ('dense' in query) {
         const vector = normalized('vector', query.dense, spec.dimensions);
-        return () => state.searchDense(vector, query.filter, query.limit, withVectors);
+        return () => state.searchDense(vector, query.filter, query.limit);
       }
       const [indices, values] = sparseOf('vector', query.sparse, false);
-      return () => state.searchSparse(indices, values, query.filter, query.limit, withVectors);
+      return () => state.searchSparse(indices, values, query.filter, query.limit);
     });
     return prepared.map((run) => run());
   }
@@ -740,6 +753,10 @@ class EmbeddedIndex implements VectorIndex {
 
   fetch(ids: readonly string[], options?: { withVectors?: boolean }): Promise<Point[]> {
     return settle(() => this.store.fetch(this.name, ids, options?.withVectors ?? false));
+  }
+
+  similarities(ids: readonly string[]): Promise<Similarities> {
+    return settle(() => this.store.similarities(this.name, ids));
   }
 
   scroll(filter: IndexFilter, options: ScrollOptions): Promise<ScrollPage> {

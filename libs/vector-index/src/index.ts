@@ -20,6 +20,13 @@ export type {
   VectorStore,
   Visibility,
 } from './port.js';
+export {
+  MATRIX_MAX_POINTS,
+  NO_SIMILARITIES,
+  SimilarityMatrix,
+  VectorSimilarities,
+  type Similarities,
+} from './similarities.js';
 export { createQdrantStore, type QdrantStoreOptions } from './qdrant-store.js';
 export { createEmbeddedStore, type EmbeddedStoreOptions } from './embedded-store.js';
 // The Qdrant filter translation, for the index benchmark's raw-client baseline (bench/index-bench.ts).

@@ -7,6 +7,8 @@
  * carries everything filters need. Filters are applied before the top-k cut, never after.
  */
 
+import type { Similarities } from './similarities.js';
+
 export type ItemKind = 'MEMORY' | 'CHUNK' | 'ROUND';
 export type PointScope = 'SELF' | 'ORG' | 'PLATFORM';
 
@@ -122,8 +124,6 @@ export interface ScoredPoint {
   /** Dense: cosine similarity. Sparse: Σ query weight · IDF · document weight. */
   readonly score: number;
   readonly payload: PointPayload;
-  /** The point's dense vector (as stored: normalized), when the query asked `withVectors` and it has one. */
-  readonly vector?: Float32Array;
 }
 
 /** Whose pending points {@link VectorIndex.countPendingDense} counts. */
@@ -138,15 +138,11 @@ export type SearchQuery =
       readonly dense: readonly number[] | Float32Array;
       readonly filter: IndexFilter;
       readonly limit: number;
-      /** Return each hit's dense vector (for MMR) with the hits: no second fetch. */
-      readonly withVectors?: boolean;
     }
   | {
       readonly sparse: SparseVector;
       readonly filter: IndexFilter;
       readonly limit: number;
-      /** Return each hit's dense vector, when it has one. */
-      readonly withVectors?: boolean;
     };
 
 /** A point as {@link VectorIndex.scroll} lists it: no vectors. */
@@ -211,8 +207,9 @@ export interface VectorIndex {
   searchSparse(vector: SparseVector, filter: IndexFilter, limit: number): Promise<ScoredPoint[]>;
   /**
    * Several searches in one round trip to the store (Qdrant's batch Query API): the answers in the
-   * order of `queries`, each exactly what `searchDense`/`searchSparse` would answer (plus vectors
-   * when asked). Validation as theirs; one invalid query rejects the whole batch.
+   * order of `queries`, each exactly what `searchDense`/`searchSparse` would answer. Validation as
+   * theirs; one invalid query rejects the whole batch. Hits carry no vectors: a ranking that needs
+   * their similarities asks {@link similarities} for the few it keeps.
    */
   searchBatch(queries: readonly SearchQuery[]): Promise<ScoredPoint[][]>;
   /**
@@ -233,6 +230,15 @@ export interface VectorIndex {
    * stored without a dense vector comes without `dense`.
    */
   fetch(ids: readonly string[], options?: { withVectors?: boolean }): Promise<Point[]>;
+  /**
+   * The pairwise cosine similarities of the stored dense vectors of the points among `ids` that
+   * have one (missing points and lexical-first points have none): what MMR and newer-first need
+   * of the candidates a search keeps. Fewer than two distinct ids: no pair, `NO_SIMILARITIES`.
+   * Qdrant computes them itself (its distance-matrix API; for more than
+   * `MATRIX_MAX_POINTS` points the vectors are read and compared here), so the scores cross
+   * the wire instead of the vectors (decision 0044).
+   */
+  similarities(ids: readonly string[]): Promise<Similarities>;
   /**
    * Every point matching `filter`, a page at a time, in ascending point-id order (the string order
    * of the canonical lower-case UUID, which is also Qdrant's order of UUID ids). A page holds the

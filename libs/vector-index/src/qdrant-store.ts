@@ -21,6 +21,13 @@ import { STAGED_STATUS } from './port.js';
 import { toQdrantFilter } from './qdrant-filter.js';
 import { QdrantHttp, isQdrantHttpError, segment } from './qdrant-http.js';
 import { checkScrollOptions } from './scroll.js';
+import {
+  MATRIX_MAX_POINTS,
+  NO_SIMILARITIES,
+  SimilarityMatrix,
+  VectorSimilarities,
+  type Similarities,
+} from './similarities.js';
 
 /** Options of {@link createQdrantStore}. */
 export interface QdrantStoreOptions {
@@ -412,6 +419,36 @@ class QdrantIndex implements VectorIndex {
   }
 
   /**
+   * Up to {@link MATRIX_MAX_POINTS} points: `POST …/points/search/matrix/offsets` restricted to
+   * them (`has_id`), every one sampled (`sample` = their number) and each with all the others as
+   * neighbours (`limit` = number − 1), compared by the dense vector. Qdrant samples only points
+   * that have that vector, so lexical-first and missing points are left out by the store itself.
+   * More points: their dense vectors (no payload, no sparse vector), compared here.
+   */
+  async similarities(ids: readonly string[]): Promise<Similarities> {
+    const unique = [...new Set(ids)];
+    if (unique.length < 2) return NO_SIMILARITIES;
+    if (unique.length > MATRIX_MAX_POINTS) return new VectorSimilarities(await this.denseVectors(unique));
+    const body: Schemas['SearchMatrixRequest'] = {
+      filter: { must: [{ has_id: unique }] },
+      sample: unique.length,
+      limit: unique.length - 1,
+      using: DENSE,
+    };
+    const matrix = await this.read<Schemas['SearchMatrixOffsetsResponse']>(
+      'POST',
+      `${this.path}/points/search/matrix/offsets`,
+      body,
+    );
+    return new SimilarityMatrix(
+      matrix.ids.map(String),
+      matrix.offsets_row,
+      matrix.offsets_col,
+      matrix.scores,
+    );
+  }
+
+  /**
    * Qdrant's scroll lists points in ascending id order (UUIDs as 128-bit numbers: the string order
    * of their lower-case form). Its `offset` is inclusive (the first id of the page), the port's
    * `after` exclusive (the last id already seen), so the request starts at the UUID right after
@@ -446,6 +483,18 @@ class QdrantIndex implements VectorIndex {
     return result.count;
   }
 
+  /** The stored dense vectors of those of `ids` that have one (one request, nothing else read). */
+  private async denseVectors(ids: readonly string[]): Promise<Map<string, Float32Array>> {
+    const body: Schemas['PointRequest'] = { ids: [...ids], with_payload: false, with_vector: [DENSE] };
+    const records = await this.read<Schemas['Record'][]>('POST', `${this.path}/points`, body);
+    const vectors = new Map<string, Float32Array>();
+    for (const record of records) {
+      const dense = (record.vector as Record<string, unknown> | null | undefined)?.[DENSE];
+      if (Array.isArray(dense)) vectors.set(String(record.id), Float32Array.from(dense as number[]));
+    }
+    return vectors;
+  }
+
   /** The index borrows the store's connection pool: closing the store releases it. */
   close(): Promise<void> {
     return Promise.resolve(); // nothing of its own to release
@@ -475,7 +524,7 @@ class QdrantIndex implements VectorIndex {
     return {
       ...search,
       with_payload: true,
-      with_vector: query.withVectors === true ? [DENSE] : false,
+      with_vector: false,
       ...(this.settings.exact ? { params: { exact: true } } : {}),
     };
   }
@@ -571,13 +620,9 @@ function byPendingMark(a: ScrolledPoint, b: ScrolledPoint): number {
   return d !== 0 ? d : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
-/** Query API hits, with the dense vector as a Float32Array when it came along. */
+/** Query API hits (asked without vectors). */
 function decodeScored(points: readonly Schemas['ScoredPoint'][]): ScoredPoint[] {
-  return points.map((p) => {
-    const hit = { id: String(p.id), score: p.score, payload: decodePayload(p.payload) };
-    const dense = (p.vector as Record<string, unknown> | null | undefined)?.[DENSE];
-    return Array.isArray(dense) ? { ...hit, vector: Float32Array.from(dense as number[]) } : hit;
-  });
+  return points.map((p) => ({ id: String(p.id), score: p.score, payload: decodePayload(p.payload) }));
 }
 
 /** Only the known payload fields are stored: a payload never carries text. */

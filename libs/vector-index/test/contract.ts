@@ -15,7 +15,7 @@ import type {
   VectorIndex,
   VectorStore,
 } from '../src/index.js';
-import { STAGED_STATUS, pointId } from '../src/index.js';
+import { MATRIX_MAX_POINTS, STAGED_STATUS, pointId } from '../src/index.js';
 
 /**
  * The VectorIndex contract: one suite, identical assertions, for every adapter (Qdrant, embedded).
@@ -1108,6 +1108,80 @@ export function vectorIndexContract(name: string, open: () => Promise<OpenedStor
       });
     });
 
+    describe('similarities', () => {
+      // More points than MATRIX_MAX_POINTS, so asking for all of them takes Qdrant's other path.
+      const points = fixture(MATRIX_MAX_POINTS + 20, 333);
+      const lexicalFirst: Point = {
+        id: pointId('MEMORY', 'similar-lexical'),
+        sparse: { indices: [1], values: [1] },
+        payload: basePayload('similar-lexical', { densePendingSince: NOW }),
+      };
+      const missing = '00000000-0000-4000-8000-0000000000ff';
+      let index: VectorIndex;
+      let stored: Map<string, readonly number[] | Float32Array>;
+      beforeAll(async () => {
+        index = await freshIndex('similar');
+        await index.upsert([...points, lexicalFirst]);
+        const fetched = await index.fetch(
+          points.map((p) => p.id),
+          { withVectors: true },
+        );
+        stored = new Map(fetched.map((p) => [p.id, p.dense!]));
+      });
+      const dot = (a: string, b: string) => {
+        const [va, vb] = [stored.get(a)!, stored.get(b)!];
+        let sum = 0;
+        for (let d = 0; d < DIMS; d++) sum += va[d]! * vb[d]!;
+        return sum;
+      };
+
+      it('answers every pair of the asked points that have a dense vector, as their stored vectors’ dot product', async () => {
+        const asked = points.slice(0, 40).map((p) => p.id);
+        const sims = await index.similarities([...asked, asked[3]!, lexicalFirst.id, missing]);
+        expect(sims.size).toBe(40);
+        for (const a of asked) {
+          expect(sims.has(a)).toBe(true);
+          expect(sims.of(a, a)).toBeUndefined();
+          expect(sims.of(a, lexicalFirst.id)).toBeUndefined();
+          expect(sims.of(missing, a)).toBeUndefined();
+          for (const b of asked) {
+            if (a === b) continue;
+            expect(sims.of(a, b)).toBeCloseTo(dot(a, b), 5);
+          }
+        }
+        expect(sims.has(lexicalFirst.id)).toBe(false);
+        expect(sims.has(missing)).toBe(false);
+        // A point that was not asked for has no similarity, even though it has a vector.
+        expect(sims.of(asked[0]!, points[45]!.id)).toBeUndefined();
+      });
+
+      it('answers as many points as a search can keep and more, up to every point', async () => {
+        const all = points.map((p) => p.id);
+        const sims = await index.similarities(all);
+        expect(sims.size).toBe(points.length);
+        const random = seededRandom(334);
+        for (let k = 0; k < 200; k++) {
+          const a = all[Math.floor(random() * all.length)]!;
+          const b = all[Math.floor(random() * all.length)]!;
+          if (a === b) continue;
+          expect(sims.of(a, b)).toBeCloseTo(dot(a, b), 5);
+        }
+      });
+
+      it('has no pair for fewer than two distinct points with a dense vector', async () => {
+        for (const ids of [[], [points[0]!.id], [points[0]!.id, points[0]!.id]]) {
+          const sims = await index.similarities(ids);
+          expect(sims.size).toBe(0);
+          expect(sims.of(points[0]!.id, points[1]!.id)).toBeUndefined();
+        }
+        // Nor when only one of the asked points has a dense vector: it has nothing to be compared with.
+        const oneWithVector = await index.similarities([points[0]!.id, lexicalFirst.id, missing]);
+        expect(oneWithVector.size).toBe(0);
+        expect(oneWithVector.has(points[0]!.id)).toBe(false);
+        expect(oneWithVector.of(points[0]!.id, lexicalFirst.id)).toBeUndefined();
+      });
+    });
+
     describe('searchBatch', () => {
       const points = fixture(150, 110);
       const random = seededRandom(111);
@@ -1160,30 +1234,6 @@ export function vectorIndexContract(name: string, open: () => Promise<OpenedStor
         for (const p of extra) expect(found.has(p.id)).toBe(false);
         const sparseFound = answers.flatMap((a, i) => ('sparse' in queries[i]! ? ids(a) : []));
         expect(extra.some((p) => sparseFound.includes(p.id))).toBe(true);
-      });
-
-      it('returns each hit’s stored dense vector with `withVectors`, none for lexical-first hits', async () => {
-        const answers = await index.searchBatch(queries.map((q) => ({ ...q, withVectors: true })));
-        const plain = await index.searchBatch(queries);
-        let lexicalHits = 0;
-        for (let i = 0; i < queries.length; i++) {
-          expect(ids(answers[i]!)).toEqual(ids(plain[i]!));
-          const stored = await index.fetch(ids(answers[i]!), { withVectors: true });
-          for (const hit of answers[i]!) {
-            const point = stored.find((p) => p.id === hit.id)!;
-            if (point.dense === undefined) {
-              lexicalHits++;
-              expect(hit).not.toHaveProperty('vector');
-              continue;
-            }
-            expect(hit.vector).toBeInstanceOf(Float32Array);
-            expect(hit.vector).toHaveLength(DIMS);
-            Array.from(hit.vector!).forEach((v, d) => {
-              expect(v).toBeCloseTo(point.dense![d] ?? Number.NaN, 5);
-            });
-          }
-        }
-        expect(lexicalHits).toBeGreaterThan(0);
       });
 
       it('answers an empty batch, zero limits and term-less sparse queries with empty lists', async () => {

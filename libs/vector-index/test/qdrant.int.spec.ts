@@ -182,17 +182,31 @@ describe('Qdrant adapter', () => {
 
       seen.length = 0;
       const answers = await index.searchBatch([
-        { dense: unitPoint('q', 4, 3).dense!, filter: { tenantId: 't1' }, limit: 3, withVectors: true },
+        { dense: unitPoint('q', 4, 3).dense!, filter: { tenantId: 't1' }, limit: 3 },
         { sparse: { indices: [999], values: [1] }, filter: { tenantId: 't1' }, limit: 3 },
         { dense: unitPoint('q', 4, 3).dense!, filter: { tenantId: 't1' }, limit: 0 },
       ]);
       expect(seen.map((s) => s.url)).toEqual(['/collections/batch-wire/points/query/batch']);
       const { searches } = JSON.parse(seen[0]!.body) as { searches: Array<Record<string, unknown>> };
       expect(searches).toHaveLength(2);
-      expect(searches[0]).toMatchObject({ using: 'dense', limit: 3, with_vector: ['dense'] });
+      expect(searches[0]).toMatchObject({ using: 'dense', limit: 3, with_vector: false });
       expect(searches[1]).toMatchObject({ using: 'sparse', limit: 3, with_vector: false });
       expect(answers.map((a) => a.map((h) => h.id))).toEqual([[pointId('MEMORY', 'full')], [lexical.id], []]);
-      expect(answers[0]![0]!.vector).toBeInstanceOf(Float32Array);
+
+      // The ranking's similarities: one distance-matrix request over the asked points, no vectors.
+      await index.upsert([unitPoint('other', 4, 2)]);
+      seen.length = 0;
+      const asked = [pointId('MEMORY', 'full'), pointId('MEMORY', 'other'), lexical.id];
+      const sims = await index.similarities(asked);
+      expect(seen.map((s) => s.url)).toEqual(['/collections/batch-wire/points/search/matrix/offsets']);
+      expect(JSON.parse(seen[0]!.body)).toEqual({
+        filter: { must: [{ has_id: asked }] },
+        sample: 3,
+        limit: 2,
+        using: 'dense',
+      });
+      expect(sims.size).toBe(2);
+      expect(sims.has(lexical.id)).toBe(false);
     } finally {
       await batched.close();
       await proxy.close();

@@ -15,8 +15,9 @@ import {
   rerankStage,
   resultMessages,
   searchStats,
+  similarityByName,
   StageClock,
-  storedVectors,
+  storedSimilarities,
   type SearchDeps,
 } from './search.js';
 
@@ -51,16 +52,15 @@ export class SearchHandlers implements Pick<Impl, 'search'> {
     const dense = await denseSignal(deps, plan, context.signal);
     const { options } = dense;
     clock.lap('embed');
-    const withVectors = needsVectors(plan, options);
     const candidates = await indexCandidates(
       index,
-      { sparse: lexical.sparse, vector: dense.embedding?.vector, withVectors },
+      { sparse: lexical.sparse, vector: dense.embedding?.vector },
       filters,
       limit,
       options,
     );
     clock.lap('candidates');
-    const vectors = await storedVectors(index, candidates, withVectors);
+    const similarities = await storedSimilarities(index, candidates, needsVectors(plan, options));
     clock.lap('vectors');
 
     // Re-read every candidate from the source of truth; drifted rows are dropped and counted.
@@ -71,7 +71,7 @@ export class SearchHandlers implements Pick<Impl, 'search'> {
       plan.filter,
       now,
     );
-    const input = rankingCandidates(await hydrator.hydrate([...candidates.merged.values()]), vectors);
+    const input = rankingCandidates(await hydrator.hydrate([...candidates.merged.values()]));
     if (input.driftDropped > 0) {
       deps.logger.info(
         { driftDropped: input.driftDropped },
@@ -86,6 +86,7 @@ export class SearchHandlers implements Pick<Impl, 'search'> {
       lexicalCoverage: coverage,
       ...(plan.window === undefined ? {} : { window: plan.window }),
       currentState: plan.currentState,
+      similarity: similarityByName(input.byName, similarities),
     };
     clock.lap('hydration');
     const { ranked, rerank } = await rerankStage(

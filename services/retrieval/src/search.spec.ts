@@ -1,6 +1,13 @@
 import { describe, expect, it } from '@jest/globals';
 import { encodeQuery } from '@engram/lexical';
-import type { Point, PointPayload, ScoredPoint, SearchQuery, VectorIndex } from '@engram/vector-index';
+import {
+  VectorSimilarities,
+  type Point,
+  type PointPayload,
+  type ScoredPoint,
+  type SearchQuery,
+  type VectorIndex,
+} from '@engram/vector-index';
 import { resolveRankingOptions } from './domain/ranking.js';
 import {
   StageClock,
@@ -8,7 +15,7 @@ import {
   indexCandidates,
   lexicalQuery,
   preciseDuration,
-  storedVectors,
+  storedSimilarities,
 } from './search.js';
 
 const payload = (sourceId: string, extra: Partial<PointPayload> = {}): PointPayload => ({
@@ -30,7 +37,7 @@ const hit = (id: string, score: number, extra: Partial<ScoredPoint> = {}): Score
   ...extra,
 });
 
-/** An index that answers scripted batches and fetches, and records every call. */
+/** An index that answers scripted batches and vector reads, and records every call. */
 function scriptedIndex(answers: ScoredPoint[][], stored: readonly Point[] = []) {
   const batches: SearchQuery[][] = [];
   const fetches: string[][] = [];
@@ -40,10 +47,14 @@ function scriptedIndex(answers: ScoredPoint[][], stored: readonly Point[] = []) 
       batches.push([...queries]);
       return Promise.resolve(answers);
     },
-    fetch: (ids: readonly string[]) => {
+    similarities: (ids: readonly string[]) => {
       fetches.push([...ids]);
-      return Promise.resolve(stored.filter((p) => ids.includes(p.id)));
+      const found = stored.filter((p) => ids.includes(p.id) && p.dense !== undefined);
+      return Promise.resolve(
+        new VectorSimilarities(new Map(found.map((p) => [p.id, Float32Array.from(p.dense!)]))),
+      );
     },
+    fetch: () => Promise.reject(new Error('Search asks the index for similarities, not points')),
     searchDense: () => Promise.reject(new Error('Search must use searchBatch')),
     searchSparse: () => Promise.reject(new Error('Search must use searchBatch')),
   } as unknown as VectorIndex;
@@ -68,9 +79,9 @@ describe('lexicalQuery', () => {
 });
 
 describe('candidateQueries', () => {
-  it('asks for vectors with the dense queries only, and skips the sparse ones without terms', () => {
+  it('asks a dense and a sparse query per kind, none for vectors, and skips the sparse ones without terms', () => {
     const sparse = lexicalQuery('green tea').sparse;
-    const { queries, dense } = candidateQueries({ sparse, vector, withVectors: true }, filters, 40, options);
+    const { queries, dense } = candidateQueries({ sparse, vector }, filters, 40, options);
     expect(dense).toBe(2);
     expect(queries.map((q) => ('dense' in q ? 'dense' : 'sparse'))).toEqual([
       'dense',
@@ -78,9 +89,9 @@ describe('candidateQueries', () => {
       'sparse',
       'sparse',
     ]);
-    expect(queries.map((q) => q.withVectors === true)).toEqual([true, true, false, false]);
+    expect(queries.every((q) => !('withVectors' in q))).toBe(true);
     const none = candidateQueries(
-      { sparse: { indices: [], values: [] }, vector: undefined, withVectors: true },
+      { sparse: { indices: [], values: [] }, vector: undefined },
       filters,
       40,
       options,
@@ -93,14 +104,14 @@ describe('indexCandidates', () => {
   it('answers from one searchBatch: per-kind lists cut to the best `limit`, merged, pending points counted', async () => {
     const pending = hit('p', 3, { payload: payload('p', { densePendingSince: 5 }) });
     const { index, batches } = scriptedIndex([
-      [hit('a', 0.9, { vector: Float32Array.from([1, 0]) })],
-      [hit('b', 0.8, { vector: Float32Array.from([0, 1]) }), hit('c', 0.1)],
+      [hit('a', 0.9)],
+      [hit('b', 0.8), hit('c', 0.1)],
       [pending, hit('a', 2)],
       [hit('d', 1)],
     ]);
     const got = await indexCandidates(
       index,
-      { sparse: lexicalQuery('green tea').sparse, vector, withVectors: true },
+      { sparse: lexicalQuery('green tea').sparse, vector },
       filters,
       2,
       options,
@@ -110,7 +121,6 @@ describe('indexCandidates', () => {
     expect(got.lexical.map((p) => p.id)).toEqual(['p', 'a']);
     expect([...got.merged.keys()]).toEqual(['a', 'b', 'p']);
     expect(got.merged.get('a')).toMatchObject({ dense: 0.9, denseRank: 1, text: 2, lexicalRank: 2 });
-    expect([...got.vectors.keys()]).toEqual(['a', 'b']);
     expect(got.densePending).toBe(1);
   });
 
@@ -118,7 +128,7 @@ describe('indexCandidates', () => {
     const { index, batches } = scriptedIndex([]);
     const got = await indexCandidates(
       index,
-      { sparse: { indices: [], values: [] }, vector: undefined, withVectors: false },
+      { sparse: { indices: [], values: [] }, vector: undefined },
       filters,
       10,
       options,
@@ -128,40 +138,50 @@ describe('indexCandidates', () => {
   });
 });
 
-describe('storedVectors', () => {
+describe('storedSimilarities', () => {
   const candidatesOf = async (index: VectorIndex) =>
-    indexCandidates(
-      index,
-      { sparse: lexicalQuery('green tea').sparse, vector, withVectors: true },
-      filters,
-      10,
-      options,
-    );
+    indexCandidates(index, { sparse: lexicalQuery('green tea').sparse, vector }, filters, 10, options);
 
-  it('fetches only the candidates that came without a vector and have one (not pending points)', async () => {
+  it('asks for the merged candidates’ similarities in one call, leaving out pending points', async () => {
     const answers = [
-      [hit('a', 0.9, { vector: Float32Array.from([1, 0]) })],
+      [hit('a', 0.9)],
       [],
-      [hit('l', 2), hit('p', 1, { payload: payload('p', { densePendingSince: 5 }) })],
+      [hit('l', 2), hit('p', 1, { payload: payload('p', { densePendingSince: 5 }) }), hit('a', 1)],
       [],
     ];
     const stored: Point[] = [
-      { id: 'l', dense: [0, 1], sparse: { indices: [], values: [] }, payload: payload('l') },
+      { id: 'a', dense: [1, 0], sparse: { indices: [], values: [] }, payload: payload('a') },
+      { id: 'l', dense: [0.6, 0.8], sparse: { indices: [], values: [] }, payload: payload('l') },
     ];
     const { index, fetches } = scriptedIndex(answers, stored);
-    const vectors = await storedVectors(index, await candidatesOf(index), true);
-    expect(fetches).toEqual([['l']]);
-    expect([...vectors.keys()].sort()).toEqual(['a', 'l']);
-    expect(Array.from(vectors.get('l')!)).toEqual([0, 1]);
+    const similarities = await storedSimilarities(index, await candidatesOf(index), true);
+    expect(fetches).toEqual([['a', 'l']]);
+    expect(similarities.size).toBe(2);
+    expect(similarities.of('a', 'l')).toBeCloseTo(0.6, 6);
+    expect(similarities.of('a', 'p')).toBeUndefined();
   });
 
-  it('makes no fetch when every candidate brought its vector, and none when vectors are not needed', async () => {
-    const answers = [[hit('a', 0.9, { vector: Float32Array.from([1, 0]) })], [], [hit('a', 1)], []];
-    const { index, fetches } = scriptedIndex(answers);
+  it('asks nothing when they are not needed or fewer than two candidates have a vector', async () => {
+    const pendingOnly = [
+      [hit('a', 0.9)],
+      [],
+      [hit('p', 1, { payload: payload('p', { densePendingSince: 5 }) })],
+      [],
+    ];
+    const { index, fetches } = scriptedIndex(pendingOnly);
     const candidates = await candidatesOf(index);
-    expect([...(await storedVectors(index, candidates, true)).keys()]).toEqual(['a']);
-    expect((await storedVectors(index, candidates, false)).size).toBe(0);
+    expect((await storedSimilarities(index, candidates, true)).size).toBe(0);
+    expect((await storedSimilarities(index, candidates, false)).size).toBe(0);
     expect(fetches).toEqual([]);
+  });
+
+  it('reports an index failure as UNAVAILABLE', async () => {
+    const { index } = scriptedIndex([[hit('a', 0.9), hit('b', 0.8)], [], [], []]);
+    const candidates = await candidatesOf(index);
+    const failing = { ...index, similarities: () => Promise.reject(new Error('connect ECONNREFUSED')) };
+    await expect(storedSimilarities(failing as VectorIndex, candidates, true)).rejects.toMatchObject({
+      code: 14,
+    });
   });
 });
 

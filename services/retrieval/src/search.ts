@@ -19,13 +19,15 @@ import type { Embedder, Reranker } from '@engram/embeddings';
 import { encodeQueryTerms, tokenize } from '@engram/lexical';
 import { errors, isEngramError, type Logger, type Principal, type SearchStageMetrics } from '@engram/runtime';
 import type { Store } from '@engram/store';
-import type {
-  IndexFilter,
-  ItemKind,
-  ScoredPoint,
-  SearchQuery,
-  SparseVector,
-  VectorIndex,
+import {
+  NO_SIMILARITIES,
+  type IndexFilter,
+  type ItemKind,
+  type ScoredPoint,
+  type SearchQuery,
+  type Similarities,
+  type SparseVector,
+  type VectorIndex,
 } from '@engram/vector-index';
 import {
   degradedOptions,
@@ -291,8 +293,6 @@ export interface Candidates {
   readonly lexical: readonly ScoredPoint[];
   /** Dense and lexical points by point id, each with its scores and ranks in both lists. */
   readonly merged: ReadonlyMap<string, Merged>;
-  /** Stored vectors that came with the hits (dense hits, when asked `withVectors`), by point id. */
-  readonly vectors: ReadonlyMap<string, Float32Array>;
   /** Merged candidates whose point has no dense vector yet (lexical-first indexing). */
   readonly densePending: number;
 }
@@ -303,8 +303,6 @@ export interface CandidateQuery {
   readonly sparse: SparseVector;
   /** The query's embedding; undefined without a dense signal. */
   readonly vector: Float32Array | undefined;
-  /** Whether the ranking needs the candidates' stored vectors ({@link needsVectors}). */
-  readonly withVectors: boolean;
 }
 
 /** Whether the ranking needs stored vectors: MMR, or newer-first on a current-state question that names no time. */
@@ -313,9 +311,9 @@ export function needsVectors(plan: SearchPlan, options: RankingOptions): boolean
 }
 
 /**
- * The index queries of one search, for one `searchBatch` round trip: a dense query per kind
- * (with the hits' vectors when the ranking needs them), then a sparse query per kind (without:
- * the lexical-only candidates' vectors are fetched afterwards, far fewer than every sparse hit).
+ * The index queries of one search, for one `searchBatch` round trip: a dense query per kind, then
+ * a sparse query per kind. None asks for vectors: of the up to `limit` hits per kind and signal,
+ * only the best `limit` of each signal are kept, and {@link storedVectors} reads just theirs.
  */
 export function candidateQueries(
   query: CandidateQuery,
@@ -325,14 +323,7 @@ export function candidateQueries(
 ): { queries: SearchQuery[]; dense: number } {
   const { vector, sparse } = query;
   const dense: SearchQuery[] =
-    vector === undefined
-      ? []
-      : filters.map(({ filter }) => ({
-          dense: vector,
-          filter,
-          limit,
-          ...(query.withVectors ? { withVectors: true } : {}),
-        }));
+    vector === undefined ? [] : filters.map(({ filter }) => ({ dense: vector, filter, limit }));
   const lexical: SearchQuery[] =
     options.textWeight > 0 && sparse.indices.length > 0
       ? filters.map(({ filter }) => ({ sparse, filter, limit }))
@@ -362,10 +353,8 @@ export async function indexCandidates(
   const dense = bestOf(answers.slice(0, denseQueries), limit);
   const lexical = bestOf(answers.slice(denseQueries), limit);
   const merged = new Map<string, Merged>();
-  const vectors = new Map<string, Float32Array>();
   dense.forEach((p, i) => {
     merged.set(p.id, { pointId: p.id, payload: p.payload, dense: p.score, denseRank: i + 1 });
-    if (p.vector !== undefined) vectors.set(p.id, p.vector);
   });
   lexical.forEach((p, i) => {
     const existing = merged.get(p.id);
@@ -378,40 +367,43 @@ export async function indexCandidates(
   });
   let densePending = 0;
   for (const m of merged.values()) if (m.payload.densePendingSince !== undefined) densePending += 1;
-  return { dense, lexical, merged, vectors, densePending };
+  return { dense, lexical, merged, densePending };
 }
 
 /**
- * The candidates' stored vectors, for MMR and newer-first (which applies only to current-state
- * questions that name no time); none when neither is on. The dense hits brought theirs; only the
- * other candidates that have a dense vector (not lexical-first points still waiting for one) are
- * fetched, in one call.
+ * The similarities of the candidates' stored dense vectors, for MMR and newer-first (which applies
+ * only to current-state questions that name no time); none when neither is on. One `similarities`
+ * call for the merged candidates that have a vector (not lexical-first points still waiting for
+ * one): Qdrant answers their pairwise scores, not the vectors (decision 0044).
  */
-export async function storedVectors(
+export async function storedSimilarities(
   index: VectorIndex,
   candidates: Candidates,
   needed: boolean,
-): Promise<ReadonlyMap<string, Float32Array>> {
-  if (!needed || candidates.merged.size === 0) return new Map();
-  const missing: string[] = [];
+): Promise<Similarities> {
+  if (!needed) return NO_SIMILARITIES;
+  const ids: string[] = [];
   for (const m of candidates.merged.values()) {
-    if (!candidates.vectors.has(m.pointId) && m.payload.densePendingSince === undefined) {
-      missing.push(m.pointId);
-    }
+    if (m.payload.densePendingSince === undefined) ids.push(m.pointId);
   }
-  if (missing.length === 0) return candidates.vectors;
-  let points;
+  if (ids.length < 2) return NO_SIMILARITIES;
   try {
-    points = await index.fetch(missing, { withVectors: true });
+    return await index.similarities(ids);
   } catch (error) {
     throw indexUnavailable(error, index);
   }
-  const vectors = new Map(candidates.vectors);
-  for (const p of points) {
-    if (p.dense !== undefined)
-      vectors.set(p.id, p.dense instanceof Float32Array ? p.dense : Float32Array.from(p.dense));
-  }
-  return vectors;
+}
+
+/** {@link RankingContext.similarity} over resource names, from the index's similarities by point id. */
+export function similarityByName(
+  byName: ReadonlyMap<string, Hydrated>,
+  similarities: Similarities,
+): (a: string, b: string) => number | undefined {
+  return (a, b) => {
+    const pa = byName.get(a)?.merged.pointId;
+    const pb = byName.get(b)?.merged.pointId;
+    return pa === undefined || pb === undefined ? undefined : similarities.of(pa, pb);
+  };
 }
 
 /** The hydrated candidates as the ranking's input, by resource name (the first of duplicates). */
@@ -423,10 +415,7 @@ export interface RankingInput {
 }
 
 /** The ranking's input from the hydration: drifted and filtered candidates dropped, drift counted. */
-export function rankingCandidates(
-  hydrated: readonly Hydration[],
-  vectors: ReadonlyMap<string, Float32Array>,
-): RankingInput {
+export function rankingCandidates(hydrated: readonly Hydration[]): RankingInput {
   let driftDropped = 0;
   const byName = new Map<string, Hydrated>();
   const candidates: RankingCandidate[] = [];
@@ -438,7 +427,6 @@ export function rankingCandidates(
       id: h.name,
       dense: h.merged.dense,
       text: h.merged.text,
-      vector: vectors.get(h.merged.pointId),
       occurredAt: h.occurredAt,
       createdAt: h.createdAt,
       denseRank: h.merged.denseRank,

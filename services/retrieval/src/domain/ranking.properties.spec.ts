@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
+import { VectorSimilarities } from '@engram/vector-index';
 import {
   ageDays,
   compareIds,
@@ -292,6 +293,34 @@ describe('ranking properties', () => {
         const single = rank(cs, { ...base, vectorWeight: w, textWeight: w }, NOW).results;
         for (const r of single) expect(doubled.get(r.id)).toBeCloseTo(2 * r.score, 12);
       }),
+    );
+  });
+
+  it('ranks the same from similarities by id (the index’s) as from the candidates’ own vectors', () => {
+    fc.assert(
+      fc.property(
+        candidates,
+        fc.array(fc.boolean(), { minLength: 30, maxLength: 30 }),
+        options,
+        contexts,
+        (cs, withoutVector, opts, context) => {
+          // Some candidates have no stored vector (lexical-first points).
+          const mixed = cs.map((c, i) => (withoutVector[i] === true ? { ...c, vector: undefined } : c));
+          const vectors = new Map(
+            mixed.flatMap((c) => (c.vector === undefined ? [] : [[c.id, c.vector] as const])),
+          );
+          const similarities = new VectorSimilarities(vectors);
+          const bare = mixed.map((c) => ({ ...c, vector: undefined }));
+          const fromVectors = rank(mixed, opts, NOW, context);
+          const fromIndex = rank(bare, opts, NOW, {
+            ...context,
+            similarity: (a, b) => similarities.of(a, b),
+          });
+          expect(fromIndex.results.map((r) => [r.id, r.breakdown.mmrPenalty])).toEqual(
+            fromVectors.results.map((r) => [r.id, r.breakdown.mmrPenalty]),
+          );
+        },
+      ),
     );
   });
 

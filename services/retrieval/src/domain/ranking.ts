@@ -79,6 +79,12 @@ export interface RankingContext {
    * [0, 1]; unset when there is no lexical candidate (or no query term).
    */
   readonly lexicalCoverage?: number | undefined;
+  /**
+   * The cosine similarity of two candidates' stored dense vectors, by candidate id; undefined when
+   * either has none. Unset: computed from the candidates' `vector`s. Search passes the index's
+   * similarities here instead of the vectors themselves (decision 0044).
+   */
+  readonly similarity?: ((a: string, b: string) => number | undefined) | undefined;
 }
 
 /** The ranking knobs with every default applied (what `SearchStats.applied_options` echoes). */
@@ -424,9 +430,17 @@ export interface Selection<T extends Selectable> {
 
 /**
  * Whether `newer` is to be placed before `older` (step 7), given the cosine similarity of their
- * stored vectors. Unset: never.
+ * stored vectors (undefined when either has none). Unset: never.
  */
-export type NewerRule<T> = (newer: T, older: T, similarity: number) => boolean;
+export type NewerRule<T> = (newer: T, older: T, similarity: number | undefined) => boolean;
+
+/** The cosine similarity of two items' stored vectors; undefined when either has none. */
+export type PairSimilarity<T> = (a: T, b: T) => number | undefined;
+
+/** {@link PairSimilarity} from the items' own `vector`s. */
+export function vectorSimilarity<T extends Selectable>(a: T, b: T): number | undefined {
+  return a.vector === undefined || b.vector === undefined ? undefined : cosine(a.vector, b.vector);
+}
 
 /**
  * The item to take instead of `chosen` (at index `index` of `pool`): among the other items that are
@@ -441,6 +455,7 @@ function newestOf<T extends Selectable>(
   index: number,
   rule: NewerRule<T> | undefined,
   superseded: Set<string>,
+  similarity: PairSimilarity<T>,
 ): { index: number; supersedes?: string } {
   const chosen = pool[index]?.item;
   // An item gives its turn once: the next time it is picked, it is taken.
@@ -450,8 +465,8 @@ function newestOf<T extends Selectable>(
   let incumbent: T | undefined;
   pool.forEach(({ item }, i) => {
     if (i === index) return;
-    const sim = cosine(item.vector, chosen.vector);
-    if (!rule(item, chosen, sim)) return;
+    const sim = similarity(item, chosen);
+    if (sim === undefined || !rule(item, chosen, sim)) return;
     if (
       sim > bestSimilarity ||
       (sim === bestSimilarity && incumbent !== undefined && byScoreThenId(item, incumbent) < 0)
@@ -480,12 +495,13 @@ export function topByScore<T extends Selectable>(
   items: readonly T[],
   topK: number,
   newer?: NewerRule<T>,
+  similarity: PairSimilarity<T> = vectorSimilarity,
 ): Selection<T>[] {
   const remaining = [...items].sort(byScoreThenId).map((item) => ({ item }));
   const selected: Selection<T>[] = [];
   const superseded = new Set<string>();
   while (selected.length < topK && remaining.length > 0) {
-    const { index, supersedes } = newestOf(remaining, 0, newer, superseded);
+    const { index, supersedes } = newestOf(remaining, 0, newer, superseded, similarity);
     const [chosen] = remaining.splice(index, 1);
     if (chosen === undefined) break;
     const item = chosen.item;
@@ -511,6 +527,7 @@ export function mmr<T extends Selectable>(
   lambda: number,
   topK: number,
   newer?: NewerRule<T>,
+  similarity: PairSimilarity<T> = vectorSimilarity,
 ): Selection<T>[] {
   const remaining = items.map((item) => ({ item, maxSim: 0 }));
   const selected: Selection<T>[] = [];
@@ -531,7 +548,7 @@ export function mmr<T extends Selectable>(
         bestScore = value;
       }
     }
-    const replaced = newestOf(remaining, best, newer, superseded);
+    const replaced = newestOf(remaining, best, newer, superseded, similarity);
     const [chosen] = remaining.splice(replaced.index, 1);
     if (chosen === undefined) break;
     const penalty = (1 - lambda) * chosen.maxSim;
@@ -544,7 +561,7 @@ export function mmr<T extends Selectable>(
     });
     // The similarity to the selected set is a max over a non-empty set from now on (it may be < 0).
     for (const r of remaining) {
-      const sim = cosine(r.item.vector, chosen.item.vector);
+      const sim = similarity(r.item, chosen.item) ?? 0;
       r.maxSim = selected.length === 1 ? sim : Math.max(r.maxSim, sim);
     }
   }
@@ -693,19 +710,21 @@ export function rank(
   const newer: NewerRule<Scored> | undefined =
     options.newerFirst && window === undefined && (context.currentState ?? true)
       ? (b, a, similarity) =>
+          similarity !== undefined &&
           similarity >= options.newerFirstSimilarity &&
           timeOf(b) > timeOf(a) + NEWER_FIRST_MIN_GAP_MS &&
-          b.vector !== undefined &&
-          a.vector !== undefined &&
           // Comparably relevant: by the fused relevance, or by the dense signal alone (a newer
           // statement often shares fewer words with the question than the one it replaces).
           (b.relevance >= options.newerFirstRelevance * a.relevance ||
             (b.candidate.dense !== undefined &&
               b.vectorNormalized >= options.newerFirstRelevance * a.vectorNormalized))
       : undefined;
+  const byId = context.similarity;
+  const similarity: PairSimilarity<Scored> =
+    byId === undefined ? vectorSimilarity : (a, b) => byId(a.id, b.id);
   const selection = options.mmrEnabled
-    ? mmr(kept, options.mmrLambda, options.topK, newer)
-    : topByScore(kept, options.topK, newer);
+    ? mmr(kept, options.mmrLambda, options.topK, newer, similarity)
+    : topByScore(kept, options.topK, newer, similarity);
 
   return {
     results: selection.map(({ item, maxSimilarity, mmrPenalty, mmrScore, supersedes }, i) => ({
