@@ -38,10 +38,16 @@ export function forwardedCallOptions(ctx: HandlerContext): CallOptions {
 
 /**
  * A gRPC (HTTP/2) transport to another Engram process, e.g. `http://retrieval:50051`. Each call
- * gets a CLIENT span and carries its `traceparent`.
+ * gets a CLIENT span and carries its `traceparent`. It accepts no compressed answers: between
+ * Engram's processes (one cluster, one machine) gzip only spends CPU at both ends, which
+ * connect-node would otherwise do for every answer over 1 KiB (a Search with its texts is several).
  */
 export function createNetworkTransport(baseUrl: string): Transport {
-  return createGrpcTransport({ baseUrl, interceptors: [createClientTracingInterceptor()] });
+  return createGrpcTransport({
+    baseUrl,
+    acceptCompression: [],
+    interceptors: [createClientTracingInterceptor()],
+  });
 }
 
 /**

@@ -43,6 +43,7 @@ interface Seen {
   principal: Principal | undefined;
   requestId: string;
   timeoutMs: number | undefined;
+  acceptEncoding: string | null;
   aborted?: boolean;
 }
 let seen: Seen | undefined;
@@ -57,6 +58,7 @@ beforeAll(async () => {
           principal: context.values.get(principalKey),
           requestId: context.values.get(requestIdKey),
           timeoutMs: context.timeoutMs(),
+          acceptEncoding: context.requestHeader.get('grpc-accept-encoding'),
         };
         if (request.query === 'slow') {
           await new Promise<void>((resolve) => {
@@ -90,7 +92,7 @@ afterAll(async () => {
 });
 
 describe('service-to-service calls over real HTTP/2', () => {
-  it("carry the caller's credential, request id and remaining deadline", async () => {
+  it("carry the caller's credential, request id and remaining deadline, and accept no compression", async () => {
     const token = await mintToken(
       { subject: 'dave', tenantId: 't9', orgIds: ['o1'] },
       { algorithm: 'HS256', secret },
@@ -104,6 +106,8 @@ describe('service-to-service calls over real HTTP/2', () => {
     expect(seen?.requestId).toBe('trace-7');
     expect(seen?.timeoutMs).toBeGreaterThan(0);
     expect(seen?.timeoutMs).toBeLessThanOrEqual(10_000);
+    // Between Engram's own processes answers travel uncompressed (no gzip work at either end).
+    expect(seen?.acceptEncoding ?? '').not.toMatch(/gzip|br/);
   });
 
   it('cancel the downstream call when the caller’s deadline passes', async () => {
