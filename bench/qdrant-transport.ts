@@ -14,8 +14,10 @@
  *   sparse vectors with their payloads.
  * - `rest-vectors`: the batch asks for no vectors, then one `POST /points` reads the dense vectors
  *   of the merged candidates alone (the best 40 of each signal), without payloads.
- * - `rest-matrix`: the current Search: the batch asks for no vectors, then `similarities` asks
- *   Qdrant's distance-matrix API for the merged candidates' pairwise scores (no vector crosses).
+ * - `rest-matrix`: the batch asks for no vectors, then `similarities` asks Qdrant's
+ *   distance-matrix API for the merged candidates' pairwise scores (no vector crosses).
+ * - `rest-union`: the current Search: `rest-matrix` with one dense and one sparse query over the
+ *   union of the kinds' filters (`anyOf`) instead of one per kind.
  * - `grpc-hits`: `rest-hits`' batch over Qdrant's gRPC API with `@qdrant/js-client-grpc`
  *   (protobuf-es over connect-node, no compression), each hit's vector decoded to a Float32Array.
  *
@@ -170,7 +172,7 @@ async function restHits(user: number): Promise<number> {
   const queries = queriesOf(user);
   const searches = queries.map((q) => ({
     ...('dense' in q ? { query: q.dense, using: 'dense' } : { query: q.sparse, using: 'sparse' }),
-    filter: toQdrantFilter(q.filter),
+    filter: toQdrantFilter(q.filter as IndexFilter),
     limit: q.limit,
     with_payload: true,
     with_vector: 'dense' in q ? ['dense'] : false,
@@ -211,10 +213,21 @@ async function restVectors(user: number): Promise<number> {
   return vectors;
 }
 
-/** The current Search: the adapter's `similarities` (Qdrant's distance-matrix API). */
+/** One query per kind and signal, then the adapter's `similarities` (Qdrant's distance-matrix API). */
 async function restMatrix(user: number): Promise<number> {
   const answers = await index.searchBatch(queriesOf(user));
   return (await index.similarities(merged(answers))).size;
+}
+
+/** The current Search: one dense and one sparse query over the union of the kinds' filters, then the matrix. */
+async function restUnion(user: number): Promise<number> {
+  const [dense, , , sparse] = queriesOf(user);
+  const filter = { anyOf: filtersOf(user) };
+  const answers = await index.searchBatch([
+    { ...dense!, filter },
+    { ...sparse!, filter },
+  ] as SearchQuery[]);
+  return (await index.similarities([...new Set(answers.flatMap((a) => a.map((p) => p.id)))])).size;
 }
 
 const grpc = new Q.QdrantClient({
@@ -318,6 +331,7 @@ const SHAPES = {
   'rest-hits': restHits,
   'rest-vectors': restVectors,
   'rest-matrix': restMatrix,
+  'rest-union': restUnion,
   'grpc-hits': grpcHits,
 } as const;
 type Shape = keyof typeof SHAPES;

@@ -2,8 +2,9 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { errors, isEngramError } from '@engram/errors';
-import { CollectionState, type StoredPoint } from './embedded-collection.js';
+import { CollectionState, type Hit, type StoredPoint } from './embedded-collection.js';
 import { checkFilter } from './embedded-filter.js';
+import { filtersOf } from './filter-semantics.js';
 import { checkLimit, checkPendingMark, checkPendingOptions, checkPendingScope } from './point-checks.js';
 import type {
   CollectionSpec,
@@ -584,18 +585,29 @@ class EmbeddedStore implements VectorStore {
 
   /** Every query validated first (one bad query rejects the batch), then run in order. */
   searchBatch(name: string, queries: readonly SearchQuery[]): ScoredPoint[][] {
-    for (const query of queries) {
-      checkFilter(query.filter);
+    const filters = queries.map((query) => {
+      const members = filtersOf(query.filter);
+      members.forEach(checkFilter);
       checkLimit(query.limit);
-    }
+      return members;
+    });
     const { spec, state } = this.state(name);
-    const prepared = queries.map((query) => {
+    const prepared = queries.map((query, q) => {
+      const members = filters[q] ?? [];
       if ('dense' in query) {
         const vector = normalized('vector', query.dense, spec.dimensions);
-        return () => state.searchDense(vector, query.filter, query.limit);
+        return () =>
+          union(
+            members.map((f) => state.searchDense(vector, f, query.limit)),
+            query.limit,
+          );
       }
       const [indices, values] = sparseOf('vector', query.sparse, false);
-      return () => state.searchSparse(indices, values, query.filter, query.limit);
+      return () =>
+        union(
+          members.map((f) => state.searchSparse(indices, values, f, query.limit)),
+          query.limit,
+        );
     });
     return prepared.map((run) => run());
   }
@@ -771,4 +783,18 @@ class EmbeddedIndex implements VectorIndex {
   close(): Promise<void> {
     return Promise.resolve();
   }
+}
+
+/**
+ * The best `limit` of several answers to one query (a union filter's members), each point once, by
+ * score then id, as one search over the union answers. One answer is returned as it is.
+ */
+function union(answers: readonly Hit[][], limit: number): Hit[] {
+  const [only] = answers;
+  if (answers.length === 1 && only !== undefined) return only;
+  const best = new Map<string, Hit>();
+  for (const answer of answers) for (const hit of answer) if (!best.has(hit.id)) best.set(hit.id, hit);
+  return [...best.values()]
+    .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    .slice(0, limit);
 }

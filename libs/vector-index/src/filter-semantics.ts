@@ -1,4 +1,5 @@
-import type { IndexFilter, PointPayload, Range } from './port.js';
+import { errors } from '@engram/errors';
+import type { IndexFilter, PointPayload, QueryFilter, Range } from './port.js';
 
 /**
  * What an {@link IndexFilter} means, as a plain predicate over one payload: the reference every
@@ -58,4 +59,25 @@ function within(value: number | undefined, range: Range | undefined): boolean {
   if (!isBounded(range)) return true;
   if (value === undefined) return false;
   return (range.gte === undefined || value >= range.gte) && (range.lt === undefined || value < range.lt);
+}
+
+/**
+ * The filters of a query's filter: itself, or the union's members. INVALID_ARGUMENT for an empty
+ * union (`FIELD_REQUIRED`) or one whose members are of different tenants (`FIELD_INVALID`); each
+ * member is then checked by the adapter as any filter is.
+ */
+export function filtersOf(filter: QueryFilter): readonly IndexFilter[] {
+  if (!('anyOf' in filter)) return [filter];
+  const members: readonly IndexFilter[] = filter.anyOf;
+  if (members.length === 0) throw errors.fieldRequired('filter.any_of');
+  const tenant = members[0]?.tenantId;
+  if (members.some((m) => m.tenantId !== tenant)) {
+    throw errors.fieldInvalid('filter.any_of', 'the filters of a union must be of one tenant');
+  }
+  return members;
+}
+
+/** A point matches a query's filter when it matches the filter, or any member of the union. */
+export function pointMatchesQueryFilter(payload: PointPayload, filter: QueryFilter): boolean {
+  return filtersOf(filter).some((f) => pointMatchesFilter(payload, f));
 }

@@ -9,6 +9,7 @@ export type {
   Point,
   PointPayload,
   PointScope,
+  QueryFilter,
   Range,
   ScoredPoint,
   SearchQuery,

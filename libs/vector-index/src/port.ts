@@ -132,16 +132,24 @@ export interface PendingScope {
   readonly kinds?: readonly ItemKind[];
 }
 
+/**
+ * The filter of one {@link SearchQuery}: one {@link IndexFilter}, or the union of several of one
+ * tenant (`anyOf`: the points matching any of them), answered as one query: the best `limit` over
+ * the union, each point once. Search asks one dense and one sparse query over the union of its
+ * kinds' filters, instead of one per kind (decision 0044).
+ */
+export type QueryFilter = IndexFilter | { readonly anyOf: readonly IndexFilter[] };
+
 /** One query of {@link VectorIndex.searchBatch}: dense (cosine) or sparse (IDF-weighted dot product). */
 export type SearchQuery =
   | {
       readonly dense: readonly number[] | Float32Array;
-      readonly filter: IndexFilter;
+      readonly filter: QueryFilter;
       readonly limit: number;
     }
   | {
       readonly sparse: SparseVector;
-      readonly filter: IndexFilter;
+      readonly filter: QueryFilter;
       readonly limit: number;
     };
 
@@ -207,8 +215,10 @@ export interface VectorIndex {
   searchSparse(vector: SparseVector, filter: IndexFilter, limit: number): Promise<ScoredPoint[]>;
   /**
    * Several searches in one round trip to the store (Qdrant's batch Query API): the answers in the
-   * order of `queries`, each exactly what `searchDense`/`searchSparse` would answer. Validation as
-   * theirs; one invalid query rejects the whole batch. Hits carry no vectors: a ranking that needs
+   * order of `queries`, each exactly what `searchDense`/`searchSparse` would answer (for a union
+   * filter: the best `limit` of their answers for each of its filters, ties by id). Validation as
+   * theirs, and INVALID_ARGUMENT for an empty union or one across tenants; one invalid query
+   * rejects the whole batch. Hits carry no vectors: a ranking that needs
    * their similarities asks {@link similarities} for the few it keeps.
    */
   searchBatch(queries: readonly SearchQuery[]): Promise<ScoredPoint[][]>;

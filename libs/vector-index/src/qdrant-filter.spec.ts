@@ -1,8 +1,13 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { pointMatchesFilter } from './filter-semantics.js';
+import { pointMatchesFilter, pointMatchesQueryFilter } from './filter-semantics.js';
 import type { IndexFilter, ItemKind, PointPayload, PointScope } from './port.js';
-import { toQdrantFilter, type QdrantCondition, type QdrantFilter } from './qdrant-filter.js';
+import {
+  toQdrantFilter,
+  toQdrantQueryFilter,
+  type QdrantCondition,
+  type QdrantFilter,
+} from './qdrant-filter.js';
 
 /**
  * Qdrant's filter semantics for the subset we emit, as documented
@@ -203,6 +208,18 @@ describe('toQdrantFilter', () => {
         expect(qdrantMatches(toQdrantFilter(f), p)).toBe(pointMatchesFilter(p, f));
       }),
       { numRuns: 3_000 },
+    );
+    // A union of one tenant's filters: a point matches when it matches any member.
+    const union = fc
+      .tuple(tenants, fc.array(filter, { minLength: 1, maxLength: 4 }))
+      .map(([tenantId, members]) => members.map((m) => ({ ...m, tenantId })));
+    fc.assert(
+      fc.property(payload, union, (p, members) => {
+        const translated = toQdrantQueryFilter({ anyOf: members });
+        expect(qdrantMatches(translated, p)).toBe(pointMatchesQueryFilter(p, { anyOf: members }));
+        expect(translated.must?.[0]).toEqual({ key: 'tenantId', match: { value: members[0]!.tenantId } });
+      }),
+      { numRuns: 1_000 },
     );
   });
 

@@ -1,6 +1,6 @@
 import { errors } from '@engram/errors';
-import { isBounded } from './filter-semantics.js';
-import type { IndexFilter, PointPayload, Range } from './port.js';
+import { filtersOf, isBounded } from './filter-semantics.js';
+import type { IndexFilter, PointPayload, QueryFilter, Range } from './port.js';
 
 /**
  * The subset of Qdrant's filter language the adapter emits (REST `Filter`, see
@@ -102,4 +102,17 @@ export function toQdrantFilter(filter: IndexFilter): QdrantFilter {
   }
 
   return mustNot.length > 0 ? { must, must_not: mustNot } : { must };
+}
+
+/**
+ * A query's filter in Qdrant's language: {@link toQdrantFilter} of one filter; a union is its
+ * tenant as the first `must` (so Qdrant's tenant index still plans the search) and its members'
+ * translations as `should`, at least one of which must hold.
+ */
+export function toQdrantQueryFilter(filter: QueryFilter): QdrantFilter {
+  const filters = filtersOf(filter);
+  const members = filters.map(toQdrantFilter);
+  const [first] = members;
+  if (members.length === 1 && first !== undefined) return first;
+  return { must: [{ key: 'tenantId', match: { value: filters[0]?.tenantId ?? '' } }], should: members };
 }

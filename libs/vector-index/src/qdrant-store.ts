@@ -18,7 +18,7 @@ import type {
   VectorStore,
 } from './port.js';
 import { STAGED_STATUS } from './port.js';
-import { toQdrantFilter } from './qdrant-filter.js';
+import { toQdrantFilter, toQdrantQueryFilter } from './qdrant-filter.js';
 import { QdrantHttp, isQdrantHttpError, segment } from './qdrant-http.js';
 import { checkScrollOptions } from './scroll.js';
 import {
@@ -509,14 +509,14 @@ class QdrantIndex implements VectorIndex {
     checkLimit(limit);
     let search: Schemas['QueryRequest'];
     if ('dense' in query) {
-      const filterBody = toQdrantFilter(filter);
+      const filterBody = toQdrantQueryFilter(filter);
       checkFinite(query.dense, 'vector');
       await this.checkDimensions(query.dense.length);
       if (limit === 0) return undefined;
       search = { query: Array.from(query.dense), using: DENSE, filter: filterBody, limit };
     } else {
       checkSparse(query.sparse, 'vector');
-      const filterBody = toQdrantFilter(filter);
+      const filterBody = toQdrantQueryFilter(filter);
       if (limit === 0 || query.sparse.indices.length === 0) return undefined;
       const sparse = { indices: [...query.sparse.indices], values: [...query.sparse.values] };
       search = { query: sparse, using: SPARSE, filter: filterBody, limit };

@@ -1211,10 +1211,10 @@ export function vectorIndexContract(name: string, open: () => Promise<OpenedStor
         { sparse: { indices: [1, 2, 11], values: [1, 0.5, 2] }, filter, limit: 8 },
         { sparse: { indices: [3], values: [1] }, filter, limit: 4 },
       ]);
-      const single = (q: SearchQuery) =>
+      const single = (q: SearchQuery, filter = q.filter as IndexFilter) =>
         'dense' in q
-          ? index.searchDense(q.dense, q.filter, q.limit)
-          : index.searchSparse(q.sparse, q.filter, q.limit);
+          ? index.searchDense(q.dense, filter, q.limit)
+          : index.searchSparse(q.sparse, filter, q.limit);
 
       it('answers each query as the single search would, in order', async () => {
         const answers = await index.searchBatch(queries);
@@ -1234,6 +1234,59 @@ export function vectorIndexContract(name: string, open: () => Promise<OpenedStor
         for (const p of extra) expect(found.has(p.id)).toBe(false);
         const sparseFound = answers.flatMap((a, i) => ('sparse' in queries[i]! ? ids(a) : []));
         expect(extra.some((p) => sparseFound.includes(p.id))).toBe(true);
+      });
+
+      it('answers a union filter as one query: the best `limit` over its members’ answers, each point once', async () => {
+        const unions: IndexFilter[][] = [
+          [
+            {
+              tenantId: 't1',
+              kinds: ['MEMORY'],
+              visibleTo: { subject: 'u1', orgIds: ['o1'], platform: false },
+            },
+            { tenantId: 't1', kinds: ['CHUNK'] },
+            { tenantId: 't1', kinds: ['ROUND'], evergreen: false },
+          ],
+          // Overlapping members: a point matching both counts once.
+          [{ tenantId: 't1' }, { tenantId: 't1', kinds: ['MEMORY'] }],
+          [{ tenantId: 't2', kinds: ['CHUNK'] }],
+        ];
+        const bodies = [
+          { dense: randomUnit(random), limit: 12 },
+          { sparse: { indices: [1, 2, 11], values: [1, 0.5, 2] }, limit: 10 },
+        ];
+        for (const members of unions) {
+          const asked: SearchQuery[] = bodies.map((b) => ({ ...b, filter: { anyOf: members } }));
+          const answers = await index.searchBatch(asked);
+          for (let q = 0; q < asked.length; q++) {
+            const perMember = await Promise.all(members.map((m) => single(asked[q]!, m)));
+            const merged = new Map<string, ScoredPoint>();
+            for (const hit of perMember.flat()) if (!merged.has(hit.id)) merged.set(hit.id, hit);
+            const expected = [...merged.values()].sort((a, b) => b.score - a.score).slice(0, asked[q]!.limit);
+            const got = answers[q]!;
+            expect(expected.length).toBeGreaterThan(0);
+            expect(new Set(ids(got)).size).toBe(got.length);
+            expect(got.map((h) => h.score)).toHaveLength(expected.length);
+            got.forEach((h, k) => {
+              expect(h.score).toBeCloseTo(expected[k]!.score, 4);
+            });
+            // Same points, except where equal scores straddle the cut.
+            const last = expected[expected.length - 1]!.score;
+            const above = (list: readonly ScoredPoint[]) =>
+              ids(list.filter((h) => h.score > last + 1e-6)).sort();
+            expect(above(got)).toEqual(above(expected));
+            for (const h of got) expect(members.some((m) => pointMatchesFilter(h.payload, m))).toBe(true);
+          }
+        }
+      });
+
+      it('refuses an empty union, a union across tenants and a member without a tenant', async () => {
+        const dense = randomUnit(random);
+        for (const anyOf of [[], [{ tenantId: 't1' }, { tenantId: 't2' }], [{ tenantId: '' }]]) {
+          await expect(
+            index.searchBatch([{ dense, filter: { anyOf: anyOf }, limit: 3 }]),
+          ).rejects.toMatchObject({ code: Code.InvalidArgument });
+        }
       });
 
       it('answers an empty batch, zero limits and term-less sparse queries with empty lists', async () => {

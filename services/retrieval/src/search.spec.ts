@@ -79,17 +79,20 @@ describe('lexicalQuery', () => {
 });
 
 describe('candidateQueries', () => {
-  it('asks a dense and a sparse query per kind, none for vectors, and skips the sparse ones without terms', () => {
+  it('asks one dense and one sparse query over the union of the kinds’ filters, none for vectors', () => {
     const sparse = lexicalQuery('green tea').sparse;
     const { queries, dense } = candidateQueries({ sparse, vector }, filters, 40, options);
-    expect(dense).toBe(2);
-    expect(queries.map((q) => ('dense' in q ? 'dense' : 'sparse'))).toEqual([
-      'dense',
-      'dense',
-      'sparse',
-      'sparse',
+    expect(dense).toBe(1);
+    const union = { anyOf: filters.map((f) => f.filter) };
+    expect(queries).toEqual([
+      { dense: vector, filter: union, limit: 40 },
+      { sparse, filter: union, limit: 40 },
     ]);
-    expect(queries.every((q) => !('withVectors' in q))).toBe(true);
+    // One kind: its filter as it is.
+    const one = candidateQueries({ sparse, vector }, filters.slice(0, 1), 40, options);
+    expect(one.queries.map((q) => q.filter)).toEqual([filters[0]!.filter, filters[0]!.filter]);
+    // No dense signal, no lexical terms, no kind: nothing to ask.
+    expect(candidateQueries({ sparse, vector: undefined }, filters, 40, options).queries).toHaveLength(1);
     const none = candidateQueries(
       { sparse: { indices: [], values: [] }, vector: undefined },
       filters,
@@ -97,17 +100,16 @@ describe('candidateQueries', () => {
       options,
     );
     expect(none.queries).toEqual([]);
+    expect(candidateQueries({ sparse, vector }, [], 40, options).queries).toEqual([]);
   });
 });
 
 describe('indexCandidates', () => {
-  it('answers from one searchBatch: per-kind lists cut to the best `limit`, merged, pending points counted', async () => {
+  it('answers from one searchBatch: each signal cut to the best `limit`, merged, pending points counted', async () => {
     const pending = hit('p', 3, { payload: payload('p', { densePendingSince: 5 }) });
     const { index, batches } = scriptedIndex([
-      [hit('a', 0.9)],
-      [hit('b', 0.8), hit('c', 0.1)],
-      [pending, hit('a', 2)],
-      [hit('d', 1)],
+      [hit('a', 0.9), hit('b', 0.8), hit('c', 0.1)],
+      [pending, hit('a', 2), hit('d', 1)],
     ]);
     const got = await indexCandidates(
       index,
@@ -117,6 +119,7 @@ describe('indexCandidates', () => {
       options,
     );
     expect(batches).toHaveLength(1);
+    expect(batches[0]).toHaveLength(2);
     expect(got.dense.map((p) => p.id)).toEqual(['a', 'b']);
     expect(got.lexical.map((p) => p.id)).toEqual(['p', 'a']);
     expect([...got.merged.keys()]).toEqual(['a', 'b', 'p']);

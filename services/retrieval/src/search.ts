@@ -23,6 +23,7 @@ import {
   NO_SIMILARITIES,
   type IndexFilter,
   type ItemKind,
+  type QueryFilter,
   type ScoredPoint,
   type SearchQuery,
   type Similarities,
@@ -191,7 +192,7 @@ export function indexFilters(
   return out;
 }
 
-/** The best `limit` points over the per-kind answers: the same as one query with their union. */
+/** The best `limit` points of an answer (or of several: the same as one query with their union). */
 function bestOf(lists: readonly ScoredPoint[][], limit: number): ScoredPoint[] {
   return lists
     .flat()
@@ -311,9 +312,10 @@ export function needsVectors(plan: SearchPlan, options: RankingOptions): boolean
 }
 
 /**
- * The index queries of one search, for one `searchBatch` round trip: a dense query per kind, then
- * a sparse query per kind. None asks for vectors: of the up to `limit` hits per kind and signal,
- * only the best `limit` of each signal are kept, and {@link storedVectors} reads just theirs.
+ * The index queries of one search, for one `searchBatch` round trip: one dense and one sparse
+ * query, each over the union of the kinds' filters (`anyOf`), so the index plans and answers each
+ * signal once and returns its best `limit` across the kinds (decision 0044). None asks for
+ * vectors: {@link storedSimilarities} asks for the kept candidates' similarities afterwards.
  */
 export function candidateQueries(
   query: CandidateQuery,
@@ -322,12 +324,12 @@ export function candidateQueries(
   options: RankingOptions,
 ): { queries: SearchQuery[]; dense: number } {
   const { vector, sparse } = query;
-  const dense: SearchQuery[] =
-    vector === undefined ? [] : filters.map(({ filter }) => ({ dense: vector, filter, limit }));
+  const [first] = filters;
+  if (first === undefined) return { queries: [], dense: 0 };
+  const filter: QueryFilter = filters.length === 1 ? first.filter : { anyOf: filters.map((f) => f.filter) };
+  const dense: SearchQuery[] = vector === undefined ? [] : [{ dense: vector, filter, limit }];
   const lexical: SearchQuery[] =
-    options.textWeight > 0 && sparse.indices.length > 0
-      ? filters.map(({ filter }) => ({ sparse, filter, limit }))
-      : [];
+    options.textWeight > 0 && sparse.indices.length > 0 ? [{ sparse, filter, limit }] : [];
   return { queries: [...dense, ...lexical], dense: dense.length };
 }
 
