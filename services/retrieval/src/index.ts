@@ -12,5 +12,12 @@ export { openRetrievalResources, type RetrievalResources } from './resources.js'
 export { createRetrievalServer } from './server.js';
 // The embedder and the query plan and filters of Search, for the floors of bench/perf/run.ts.
 export { createEmbedder } from './resources.js';
-export { indexCandidates, indexFilters, lexicalQuery, needsVectors, storedSimilarities } from './search.js';
+export {
+  candidateQueries,
+  indexCandidates,
+  indexFilters,
+  lexicalQuery,
+  needsVectors,
+  storedSimilarities,
+} from './search.js';
 export { searchPlan } from './search-api.js';
