@@ -1,7 +1,7 @@
 import type { ServiceImpl } from '@connectrpc/connect';
 import type { RetrievalService } from '@engram/contracts/retrieval';
 import { requirePrincipal } from '@engram/runtime';
-import { rank } from './domain/ranking.js';
+import { rank, type RankingContext } from './domain/ranking.js';
 import { searchPlan } from './search-api.js';
 import { Hydrator, visibilityOf } from './search-hydration.js';
 import {
@@ -60,8 +60,12 @@ export class SearchHandlers implements Pick<Impl, 'search'> {
       options,
     );
     clock.lap('candidates');
-    const similarities = await storedSimilarities(index, candidates, needsVectors(plan, options));
-    clock.lap('vectors');
+    // The similarities are asked now and awaited after the hydration: the index compares the
+    // candidates while the source of truth is read. A failure is kept for then (never unhandled).
+    const similaritiesAsked = storedSimilarities(index, candidates, needsVectors(plan, options)).then(
+      (value) => ({ value }),
+      (error: unknown) => ({ error }),
+    );
 
     // Re-read every candidate from the source of truth; drifted rows are dropped and counted.
     const hydrator = new Hydrator(
@@ -80,15 +84,18 @@ export class SearchHandlers implements Pick<Impl, 'search'> {
     }
 
     const coverage = lexicalCoverage(input.byName, queryTerms);
-    const rankingContext = {
+    clock.lap('hydration');
+    const asked = await similaritiesAsked;
+    if ('error' in asked) throw asked.error;
+    clock.lap('vectors');
+    const rankingContext: RankingContext = {
       denseExhausted: candidates.dense.length < limit,
       textExhausted: candidates.lexical.length < limit,
       lexicalCoverage: coverage,
       ...(plan.window === undefined ? {} : { window: plan.window }),
       currentState: plan.currentState,
-      similarity: similarityByName(input.byName, similarities),
+      similarity: similarityByName(input.byName, asked.value),
     };
-    clock.lap('hydration');
     const { ranked, rerank } = await rerankStage(
       deps,
       plan,

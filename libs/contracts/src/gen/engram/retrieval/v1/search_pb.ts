@@ -968,10 +968,11 @@ export type SearchStageTiming = Message<"engram.retrieval.v1.SearchStageTiming">
   /**
    * The stage, one of: `plan` (request validation and query analysis: language, form, time
    * window, lexical terms, index filters), `embed` (the query embedding), `candidates` (the
-   * index queries), `vectors` (stored vectors still missing for MMR and newer-first),
-   * `hydration` (re-reading the candidates from the source of truth, and the lexical coverage
-   * of the texts read), `rerank` (the cross-encoder, when configured), `ranking`, `response`
-   * (building the results and stats).
+   * index queries), `hydration` (re-reading the candidates from the source of truth, and the
+   * lexical coverage of the texts read), `vectors` (the wait, after the hydration, for the
+   * candidates' stored-vector similarities for MMR and newer-first: the index is asked for them
+   * when the candidates are known and computes them while the hydration reads), `rerank` (the
+   * cross-encoder, when configured), `ranking`, `response` (building the results and stats).
    * Later versions may add stages; clients should not fail on an unknown one.
    *
    * @generated from field: string stage = 1;
