@@ -78,6 +78,13 @@ export const governanceEnvShape = {
   ENGRAM_GOVERNANCE_URL: envString(),
   /** The local embedding model's directory, for the offline topic-shift detector (default: the workspace's). */
   ENGRAM_MODEL_DIR: envString(),
+  /**
+   * Run the offline topic-shift detector's embedding model on a worker thread of its own (`on`), so
+   * that its inference never holds the event loop that serves AppendMessages, GetSession and
+   * ListMessages; `off` runs it on the event loop. Only the standalone process has its own model
+   * (the all-in-one shares retrieval's).
+   */
+  ENGRAM_SEGMENTER_EMBED_THREAD: envEnum(['on', 'off'], 'on'),
 } as const;
 
 const schema = serviceEnvSchema(DEFAULT_PORT).extend(ingestionEnvShape).extend(governanceEnvShape);

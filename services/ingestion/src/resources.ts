@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { LocalEmbedder, resolveModelRoot, type Embedder } from '@engram/embeddings';
+import { localEmbedder, resolveModelRoot, ThreadedEmbedder, type Embedder } from '@engram/embeddings';
 import { chatModelFromEnv } from '@engram/llm';
 import {
   loadTenantPolicies,
@@ -30,13 +30,29 @@ export type IngestionResourcesConfig = IngestionDataConfig & {
   readonly ENGRAM_TENANT_POLICY_FILE?: string | undefined;
   /** The local embedding model's directory, for the offline topic-shift detector. */
   readonly ENGRAM_MODEL_DIR?: string | undefined;
+  /** Whether that model runs on a worker thread of its own (default `on`). */
+  readonly ENGRAM_SEGMENTER_EMBED_THREAD?: 'on' | 'off' | undefined;
 };
+
+/**
+ * The standalone process's own embedding model for the offline topic-shift detector: on a worker
+ * thread of its own unless `ENGRAM_SEGMENTER_EMBED_THREAD` is `off`.
+ */
+export function segmenterEmbedder(
+  config: Pick<IngestionResourcesConfig, 'ENGRAM_MODEL_DIR' | 'ENGRAM_SEGMENTER_EMBED_THREAD'>,
+): Embedder {
+  const recipe = { kind: 'local', modelRoot: resolveModelRoot(config.ENGRAM_MODEL_DIR) } as const;
+  return config.ENGRAM_SEGMENTER_EMBED_THREAD === 'off'
+    ? localEmbedder(recipe)
+    : new ThreadedEmbedder(recipe);
+}
 
 /**
  * Opens ingestion's connection to the source of truth, resolves its settings and builds the
  * boundary judge: the language model where one is configured, else the offline topic-shift
  * detector over `shared.embedder` (the all-in-one shares retrieval's) or, without one, a local
- * embedding model of its own, closed with these resources.
+ * embedding model of its own (on a worker thread unless `ENGRAM_SEGMENTER_EMBED_THREAD` is off),
+ * closed with these resources.
  */
 export function openIngestionResources(
   config: IngestionResourcesConfig,
@@ -45,9 +61,7 @@ export function openIngestionResources(
 ): IngestionResources {
   const tenants = loadTenantPolicies(config.ENGRAM_TENANT_POLICY_FILE);
   let ownEmbedder: Embedder | undefined;
-  const embedder =
-    shared.embedder ??
-    (() => (ownEmbedder ??= new LocalEmbedder({ modelRoot: resolveModelRoot(config.ENGRAM_MODEL_DIR) })));
+  const embedder = shared.embedder ?? (() => (ownEmbedder ??= segmenterEmbedder(config)));
   // Before the store opens: a bad model configuration fails the start with nothing to close.
   const judge = boundaryJudge(chatModelFromEnv(config, logger === undefined ? {} : { logger }), embedder);
   const target = storeTarget(config);
