@@ -1,5 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Store } from './database.js';
+import { filterOnly } from './dialect.js';
 import type { Database } from './schema.js';
 import { run } from './store-context.js';
 
@@ -56,7 +57,7 @@ export function findByIds<T extends TenantTable, R>(
         const rows = await untyped
           .selectFrom(table)
           .selectAll()
-          .where('tenant_id', '=', tenantId)
+          .where(filterOnly(untyped, 'tenant_id'), '=', tenantId)
           .where('id', 'in', batch)
           .execute();
         return rows as Row[];

@@ -1,16 +1,16 @@
-import { sql } from 'kysely';
+import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import { errors, type EngramError } from '@engram/errors';
 import { batches } from './batches.js';
 import { findByIds, readByIds } from './by-ids.js';
 import type { Store } from './database.js';
-import { supportsRowLocks } from './dialect.js';
+import { filterOnly, supportsRowLocks } from './dialect.js';
 import { etagMismatch } from './errors.js';
 import { newId } from './ids.js';
 import { enqueueOutbox, type OutboxEvent } from './outbox.js';
 import { keysetOn, keysetPage, type Page, type PageRequest } from './pagination.js';
 import { clipped, enumOf, flag, json, rowCodec, stringMap } from './row-codec.js';
 import { deleteWhereIn, findOne, findVisible } from './rows.js';
-import type { ChunksTable, DocumentsTable } from './schema.js';
+import type { ChunksTable, Database, DocumentsTable } from './schema.js';
 import { read, run, type Executor } from './store-context.js';
 import { visibleTo, type Scope, type Viewer } from './visibility.js';
 
@@ -185,6 +185,23 @@ export const chunkRows = { toRecord: toChunkRecord, toRow: toChunkRow } as const
  * in the caller's transaction (`trx`), so the index learns of exactly what was committed; a
  * document's state changes enqueue a DOCUMENT row, since only READY documents are searchable.
  */
+/**
+ * "This chunk has an unprocessed outbox row (its point may be missing)", for counting a
+ * document's pending chunks: a correlated EXISTS, so that the plan walks the document's chunks and
+ * looks each one up in the outbox by (kind, id), rather than walking every CHUNK row of the outbox,
+ * which a join left SQLite free to choose (decision 0045).
+ */
+function chunkPending(eb: ExpressionBuilder<Database, 'chunks'>): Expression<SqlBool> {
+  return eb.exists(
+    eb
+      .selectFrom('outbox')
+      .select(eb.lit(1).as('one'))
+      .whereRef('outbox.aggregate_id', '=', 'chunks.id')
+      .where('outbox.aggregate_kind', '=', 'CHUNK')
+      .where('outbox.processed_at', 'is', null),
+  );
+}
+
 export class DocumentRepository {
   constructor(private readonly store: Store) {}
 
@@ -436,15 +453,10 @@ export class DocumentRepository {
             .select((eb) =>
               eb
                 .selectFrom('chunks')
-                .innerJoin('outbox', (join) =>
-                  join
-                    .onRef('outbox.aggregate_id', '=', 'chunks.id')
-                    .on('outbox.aggregate_kind', '=', 'CHUNK')
-                    .on('outbox.processed_at', 'is', null),
-                )
-                .select((count) => count.fn.count<number>('chunks.id').distinct().as('n'))
+                .select((count) => count.fn.countAll<number>().as('n'))
                 .whereRef('chunks.tenant_id', '=', 'documents.tenant_id')
                 .whereRef('chunks.document_id', '=', 'documents.id')
+                .where(chunkPending)
                 .as('pending'),
             )
             .select((eb) =>
@@ -458,7 +470,7 @@ export class DocumentRepository {
                 .where('outbox.processed_at', 'is', null)
                 .as('activating'),
             )
-            .where('documents.tenant_id', '=', tenantId)
+            .where(filterOnly(db, 'documents.tenant_id'), '=', tenantId)
             .where('documents.id', 'in', batch)
             .execute(),
         ),
@@ -501,15 +513,10 @@ export class DocumentRepository {
     const query = async (db: Executor) => {
       const pending = await db
         .selectFrom('chunks')
-        .innerJoin('outbox', (join) =>
-          join
-            .onRef('outbox.aggregate_id', '=', 'chunks.id')
-            .on('outbox.aggregate_kind', '=', 'CHUNK')
-            .on('outbox.processed_at', 'is', null),
-        )
-        .select((eb) => eb.fn.count<number>('chunks.id').distinct().as('n'))
+        .select((eb) => eb.fn.countAll<number>().as('n'))
         .where('chunks.tenant_id', '=', tenantId)
         .where('chunks.document_id', '=', documentId)
+        .where(chunkPending)
         .executeTakeFirstOrThrow();
       return pending.n;
     };

@@ -4,6 +4,7 @@ import { errors } from '@engram/errors';
 import { batches } from './batches.js';
 import { fromJson, optional, toJson, type JsonValue } from './codec.js';
 import type { Store } from './database.js';
+import { filterOnly } from './dialect.js';
 import { etagMismatch } from './errors.js';
 import { newId } from './ids.js';
 import { enqueueOutbox } from './outbox.js';
@@ -12,7 +13,7 @@ import { clipped, enumOf, flag, json, nullable, nullableJson, rowCodec, stringMa
 import { deleteWhereIn, findOne } from './rows.js';
 import type { Database, MemoryRevisionsTable, MemoryRow } from './schema.js';
 import { read, run, type Executor } from './store-context.js';
-import { visibleTo, type Scope, type Viewer } from './visibility.js';
+import { visibleTo, type Scope, type TenantColumn, type Viewer } from './visibility.js';
 
 export type { Scope, Viewer } from './visibility.js';
 export type MemoryType = 'FACT' | 'EPISODE' | 'EVENT' | 'FORESIGHT' | 'SUMMARY';
@@ -251,12 +252,14 @@ type MemoryQuery = SelectQueryBuilder<Database, 'memories', MemoryRow>;
  * not past its `expires_at`) is visible by its scope ({@link visibleTo}); every other status
  * (QUARANTINED, DELETED, SUPERSEDED, EXPIRED, and ACTIVE past its expiry) only to its owner, still
  * within its scope; and a reviewer (`admin`) sees every QUARANTINED memory of its tenant.
+ * `tenant`: as {@link visibleTo} takes it.
  */
 export function memoryVisibleTo(
   viewer: Viewer,
   now = Date.now(),
+  tenant: TenantColumn = 'tenant_id',
 ): (eb: ExpressionBuilder<Database, 'memories'>) => Expression<SqlBool> {
-  const byScope = visibleTo<'memories'>(viewer);
+  const byScope = visibleTo<'memories'>(viewer, tenant);
   return (eb) =>
     eb.or([
       eb.and([
@@ -270,7 +273,7 @@ export function memoryVisibleTo(
         ]),
       ]),
       ...(viewer.reviewer === true
-        ? [eb.and([eb('tenant_id', '=', viewer.tenantId), eb('status', '=', 'QUARANTINED')])]
+        ? [eb.and([eb(tenant, '=', viewer.tenantId), eb('status', '=', 'QUARANTINED')])]
         : []),
     ]);
 }
@@ -380,7 +383,7 @@ export class MemoryRepository {
         db
           .selectFrom('memories')
           .selectAll()
-          .where('tenant_id', '=', tenantId)
+          .where(filterOnly(db, 'tenant_id'), '=', tenantId)
           .where('id', 'in', batch)
           .execute(),
       );
@@ -421,7 +424,7 @@ export class MemoryRepository {
         db
           .selectFrom('memories')
           .selectAll()
-          .where(memoryVisibleTo(viewer, now))
+          .where(memoryVisibleTo(viewer, now, filterOnly(db, 'tenant_id')))
           .where('id', 'in', batch)
           .execute(),
       );
@@ -615,7 +618,7 @@ export class MemoryRepository {
       const found = await trx
         .selectFrom('memories')
         .select('id')
-        .where('tenant_id', '=', tenantId)
+        .where(filterOnly(trx, 'tenant_id'), '=', tenantId)
         .where('id', 'in', batch)
         .execute();
       if (found.length === 0) continue;

@@ -1,6 +1,7 @@
 import type { Expression, ExpressionBuilder, Kysely, Selectable, SqlBool } from 'kysely';
 import { errors } from '@engram/errors';
 import type { Store } from './database.js';
+import { filterOnly } from './dialect.js';
 import type { Database } from './schema.js';
 import { read, run, type Executor } from './store-context.js';
 import { visibleTo, type ScopedTable, type Viewer } from './visibility.js';
@@ -73,7 +74,7 @@ export async function deleteWhereIn<T extends keyof DB & string, DB = Database>(
   const name: string = column;
   const result = await untyped(trx)
     .deleteFrom(table as string)
-    .where('tenant_id', '=', tenantId)
+    .where(filterOnly(trx, 'tenant_id'), '=', tenantId)
     .where(name, 'in', values)
     .executeTakeFirst();
   return Number(result.numDeletedRows);

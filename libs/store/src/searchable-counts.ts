@@ -1,5 +1,6 @@
 import { sql, type SelectQueryBuilder } from 'kysely';
 import type { Store } from './database.js';
+import { filterOnly } from './dialect.js';
 import type { Database } from './schema.js';
 import { run } from './store-context.js';
 
@@ -121,9 +122,9 @@ export async function searchableIds(
       const rows = await db
         .selectFrom('memories')
         .select('id')
-        .where('tenant_id', '=', tenantId)
+        .where(filterOnly(db, 'tenant_id'), '=', tenantId)
         .where('id', 'in', [...ids])
-        .where('status', '=', 'ACTIVE')
+        .where(filterOnly(db, 'status'), '=', 'ACTIVE')
         .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
         .execute();
       return new Set(rows.map((r) => r.id));
@@ -133,16 +134,16 @@ export async function searchableIds(
         .selectFrom('chunks')
         .innerJoin('documents', 'documents.id', 'chunks.document_id')
         .select('chunks.id as id')
-        .where('chunks.tenant_id', '=', tenantId)
+        .where(filterOnly(db, 'chunks.tenant_id'), '=', tenantId)
         .where('chunks.id', 'in', [...ids])
-        .where('documents.state', '=', 'READY')
+        .where(filterOnly(db, 'documents.state'), '=', 'READY')
         .execute();
       return new Set(rows.map((r) => r.id));
     }
     const rows = await db
       .selectFrom('messages')
       .select('id')
-      .where('tenant_id', '=', tenantId)
+      .where(filterOnly(db, 'tenant_id'), '=', tenantId)
       .where('id', 'in', [...ids])
       .where('role', '=', 'USER')
       .execute();

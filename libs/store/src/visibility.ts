@@ -1,4 +1,4 @@
-import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
+import type { Expression, ExpressionBuilder, RawBuilder, SqlBool } from 'kysely';
 import type { Database } from './schema.js';
 
 /** Who may see a row: its owner (SELF), the members of its org (ORG), or the platform (PLATFORM). */
@@ -34,6 +34,9 @@ export function viewerOf(principal: {
   };
 }
 
+/** The tenant column of a scope rule: itself, or an expression of it (`filterOnly`). */
+export type TenantColumn = 'tenant_id' | RawBuilder<unknown>;
+
 /** The columns the scope rule reads. */
 interface ScopedColumns {
   tenant_id: string;
@@ -50,15 +53,18 @@ export type ScopedTable = {
 /**
  * The SQL condition "visible to `viewer`" (blueprint §1 scopes), always within the tenant: SELF
  * rows to their owner, ORG rows to the members of their org, PLATFORM rows to the `platform` role.
+ * `tenant` is how the tenant column is written: the column, or `filterOnly` of it in a read by
+ * primary key (dialect.ts).
  */
 export function visibleTo<T extends ScopedTable>(
   viewer: Viewer,
+  tenant: TenantColumn = 'tenant_id',
 ): (eb: ExpressionBuilder<Database, T>) => Expression<SqlBool> {
   return (eb) => {
     // Narrowed once here: every scoped table has these columns, which a generic `T` cannot show.
     const on = eb as unknown as ExpressionBuilder<Record<'scoped', ScopedColumns>, 'scoped'>;
     return on.and([
-      on('tenant_id', '=', viewer.tenantId),
+      on(tenant, '=', viewer.tenantId),
       on.or([
         on.and([on('scope', '=', 'SELF'), on('owner_id', '=', viewer.subject)]),
         ...(viewer.orgIds.length > 0
