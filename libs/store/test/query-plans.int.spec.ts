@@ -43,7 +43,7 @@ describe('reads by id on SQLite', () => {
   const documents = new DocumentRepository(store);
   const sessions = new SessionRepository(store);
   const ids = Array.from({ length: 40 }, (_, i) => `01HZY6Q7V4N8M3K2J1H0G9F8${String(i).padStart(2, '0')}`);
-  const viewer = { tenantId: 't1', subject: 'alice', orgIds: ['o1'], reviewer: true };
+  const viewer = { tenantId: 't1', subject: 'alice', orgIds: ['o1'], platform: true, reviewer: true };
 
   beforeAll(async () => {
     await migrateToLatest(db);
