@@ -12,6 +12,7 @@ export {
   type AdmissionTicket,
 } from './admission.js';
 export {
+  ADAPTIVE_MIN_SLOTS,
   ProcessAdmission,
   admitted,
   processAdmission,

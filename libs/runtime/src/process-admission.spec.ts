@@ -3,6 +3,7 @@ import { describe, expect, it } from '@jest/globals';
 import { RetryInfoSchema } from '@engram/contracts/grpc';
 import { EngramError, errorInfoOf, toConnectError } from '@engram/errors';
 import { admissionMetrics, metricsRegistry, scopedMetrics } from '@engram/telemetry';
+import type { AdmissionTicket } from './admission.js';
 import {
   ProcessAdmission,
   admitted,
@@ -231,6 +232,90 @@ describe('ProcessAdmission', () => {
     const depth = await registry.getSingleMetric('engram_admission_queue_depth')?.get();
     expect(depth?.values.find((v) => v.labels['method'] === method)?.value).toBe(1);
     metrics.dispose();
+  });
+});
+
+describe('ProcessAdmission with a target execution time', () => {
+  /** Runs one window: fills every slot (and `extra` waiters), lets `ms` pass, releases them all. */
+  async function window(
+    clock: FakeClock,
+    admission: ProcessAdmission,
+    ms: number,
+    extra = 0,
+  ): Promise<number> {
+    const tickets: AdmissionTicket[] = [];
+    for (let i = 0; i < admission.slots; i++) tickets.push(await admission.admit());
+    const waiting = Array.from({ length: extra }, () => admission.admit().catch(() => undefined));
+    clock.advance(ms);
+    for (const ticket of tickets) ticket.release();
+    for (const ticket of await Promise.all(waiting)) ticket?.release();
+    return admission.slots;
+  }
+
+  const adaptive = (limits: Partial<ProcessAdmissionLimits> = {}) =>
+    gate({ maxConcurrent: 8, maxQueue: 64, maxQueueWaitMs: 10_000, targetExecutionMs: 100, ...limits });
+
+  it('shrinks its slots by a quarter per window while executions are slower than the target, down to minConcurrent', async () => {
+    const { clock, admission } = adaptive({ minConcurrent: 2 });
+    expect(admission.slots).toBe(8);
+    const seen: number[] = [];
+    for (let i = 0; i < 6; i++) seen.push(await window(clock, admission, 250));
+    expect(seen).toEqual([6, 4, 3, 2, 2, 2]);
+  });
+
+  it('changes its slots at most once per average execution time', async () => {
+    const { clock, admission } = adaptive();
+    const tickets = await Promise.all(Array.from({ length: 8 }, () => admission.admit()));
+    clock.advance(250);
+    // Eight slow calls end together: one decision, not eight.
+    for (const ticket of tickets) ticket.release();
+    expect(admission.slots).toBe(6);
+  });
+
+  it('grows back by one per window while executions are within the target and calls have to wait', async () => {
+    const { clock, admission } = adaptive({ minConcurrent: 1 });
+    for (let i = 0; i < 8; i++) await window(clock, admission, 400);
+    expect(admission.slots).toBe(1);
+    const seen: number[] = [];
+    for (let i = 0; i < 40; i++) seen.push(await window(clock, admission, 20, 1));
+    // The moving average has to come down first; from then on one slot more per window.
+    const growth = seen.filter((slots, i) => slots !== (seen[i - 1] ?? 1));
+    expect(growth).toEqual([2, 3, 4, 5, 6, 7, 8]);
+    expect(Math.max(...seen)).toBe(8);
+  });
+
+  it('does not grow while nobody waits, however fast the calls are', async () => {
+    const { clock, admission } = adaptive();
+    for (let i = 0; i < 3; i++) await window(clock, admission, 400);
+    const shrunk = admission.slots;
+    for (let i = 0; i < 20; i++) {
+      const ticket = await admission.admit();
+      clock.advance(10);
+      ticket.release();
+    }
+    expect(admission.slots).toBe(shrunk);
+  });
+
+  it('bases the expected wait and the refusal on the slots it has now', async () => {
+    const { clock, admission } = adaptive({ minConcurrent: 2, maxQueueWaitMs: 300 });
+    for (let i = 0; i < 4; i++) await window(clock, admission, 250);
+    expect(admission.slots).toBe(2);
+    await admission.admit();
+    await admission.admit();
+    // Two slots at an average of 250 ms: the third waiter expects 375 ms, beyond the 300 ms bound.
+    void admission.admit();
+    void admission.admit();
+    const refused = await refusal(admission.admit());
+    expect(refused.metadata['limit']).toBe('queue_wait');
+    expect(refused.metadata['slots']).toBe(2);
+    expect(refused.metadata['max_concurrent']).toBe(8);
+    expect(refused.retryDelayMs).toBe(Math.ceil((3 * (admission.executionMs ?? 0)) / 2));
+  });
+
+  it('keeps maxConcurrent slots without a target, however slow the calls are', async () => {
+    const { clock, admission } = adaptive({ targetExecutionMs: 0 });
+    for (let i = 0; i < 5; i++) await window(clock, admission, 1000);
+    expect(admission.slots).toBe(8);
   });
 });
 

@@ -5,7 +5,10 @@ import type { AdmissionTicket } from './admission.js';
 
 /** Limits of one {@link ProcessAdmission} gate (decision 0033). */
 export interface ProcessAdmissionLimits {
-  /** Calls executing at once in this process; `0` turns the gate off (every call is admitted). */
+  /**
+   * Calls executing at once in this process; `0` turns the gate off (every call is admitted). With
+   * a `targetExecutionMs` it is the most slots the gate adapts up to.
+   */
   readonly maxConcurrent: number;
   /** Calls waiting for a slot, first in first out; `0`: a call finding every slot taken is refused. */
   readonly maxQueue: number;
@@ -14,6 +17,16 @@ export interface ProcessAdmissionLimits {
    * at once, and a queued call still waiting when it has waited this long is refused then.
    */
   readonly maxQueueWaitMs: number;
+  /**
+   * The average execution time the gate steers for, ms (decision 0046); `0` or unset: the slots
+   * stay `maxConcurrent`. Otherwise, once per average execution time, the slots shrink by a
+   * quarter (down to `minConcurrent`) while the moving average is above the target, and grow by
+   * one (up to `maxConcurrent`) while it is below and calls had to wait or were refused. Other
+   * processes' load shows up as longer executions, so the gate sheds it too.
+   */
+  readonly targetExecutionMs?: number;
+  /** The fewest slots an adaptive gate keeps. Default 1. */
+  readonly minConcurrent?: number;
 }
 
 /** Time for a gate: the monotonic clock and one-shot timers; tests pass a fake one. */
@@ -56,6 +69,13 @@ const systemClock: AdmissionClock = {
 const SMOOTHING = 0.2;
 /** The smallest retry delay a refusal suggests, ms (a retry sooner would only be refused again). */
 const MIN_RETRY_MS = 5;
+/**
+ * The fewest slots the services' adaptive gates keep (their `minConcurrent`): two, so that one slow
+ * call never holds the whole process and a gate whose target is too low still serves.
+ */
+export const ADAPTIVE_MIN_SLOTS = 2;
+/** What an adaptive gate keeps of its slots when executions are slower than its target. */
+const DECREASE = 0.75;
 
 /**
  * Per-process admission of one expensive method (decision 0033): at most `maxConcurrent` calls
@@ -76,12 +96,25 @@ export class ProcessAdmission {
   #inFlight = 0;
   /** Moving average of execution times, ms; undefined until a call has ended. */
   #executionMs: number | undefined;
+  /** Calls that may execute at once now: `maxConcurrent`, or less when the gate adapts. */
+  #slots: number;
+  /** When the slots last changed (or the gate was made). */
+  #adjustedAt: number;
+  /** Whether a call found every slot taken since the slots last changed. */
+  #saturated = false;
 
   constructor(limits: ProcessAdmissionLimits, options: ProcessAdmissionOptions) {
     this.#limits = limits;
     this.#method = options.method;
     this.#clock = options.clock ?? systemClock;
     this.#metrics = options.metrics;
+    this.#slots = limits.maxConcurrent;
+    this.#adjustedAt = this.#clock.now();
+  }
+
+  /** Calls that may execute at once now (`maxConcurrent` unless the gate adapts). */
+  get slots(): number {
+    return this.#slots;
   }
 
   /** Calls executing now. */
@@ -101,11 +134,11 @@ export class ProcessAdmission {
 
   /**
    * The wait a call at `position` of the queue (1: next) can expect, ms: that many calls must end
-   * first, and `maxConcurrent` end in one average execution time.
+   * first, and the gate's slots end in one average execution time.
    */
   expectedWaitMs(position: number): number {
     const execution = this.#executionMs ?? 0;
-    return (position * execution) / this.#limits.maxConcurrent;
+    return (position * execution) / this.#slots;
   }
 
   /**
@@ -117,9 +150,10 @@ export class ProcessAdmission {
     const { maxConcurrent, maxQueue, maxQueueWaitMs } = this.#limits;
     if (maxConcurrent <= 0) return Promise.resolve(NO_TICKET);
     if (signal?.aborted === true) return Promise.reject(signal.reason as Error);
-    if (this.#inFlight < maxConcurrent && this.#queue.length === 0) {
+    if (this.#inFlight < this.#slots && this.#queue.length === 0) {
       return Promise.resolve(this.#start(this.#clock.now(), undefined));
     }
+    this.#saturated = true;
     const position = this.#queue.length + 1;
     if (position > maxQueue || maxQueueWaitMs <= 0) {
       return Promise.reject(this.#refuse('queue_full', position));
@@ -169,17 +203,36 @@ export class ProcessAdmission {
         if (released) return;
         released = true;
         this.#inFlight -= 1;
-        const took = this.#clock.now() - startedAt;
+        const now = this.#clock.now();
+        const took = now - startedAt;
         this.#executionMs =
           this.#executionMs === undefined ? took : this.#executionMs + SMOOTHING * (took - this.#executionMs);
+        this.#adapt(now, this.#executionMs);
         this.#dispatch();
       },
     };
   }
 
+  /**
+   * Moves the slots toward the target execution time, at most once per average execution time, so
+   * that the calls admitted under the last count have ended before it is judged.
+   */
+  #adapt(now: number, executionMs: number): void {
+    const { maxConcurrent, targetExecutionMs = 0, minConcurrent = 1 } = this.#limits;
+    if (targetExecutionMs <= 0 || now - this.#adjustedAt < executionMs) return;
+    const floor = Math.min(Math.max(1, minConcurrent), maxConcurrent);
+    let slots = this.#slots;
+    if (executionMs > targetExecutionMs) slots = Math.max(floor, Math.floor(slots * DECREASE));
+    else if (this.#saturated) slots = Math.min(maxConcurrent, slots + 1);
+    if (slots === this.#slots) return;
+    this.#slots = slots;
+    this.#adjustedAt = now;
+    this.#saturated = false;
+  }
+
   /** Hands free slots to the head of the queue. */
   #dispatch(): void {
-    while (this.#inFlight < this.#limits.maxConcurrent) {
+    while (this.#inFlight < this.#slots) {
       const next = this.#queue.shift();
       if (next === undefined) return;
       next.detach();
@@ -192,9 +245,10 @@ export class ProcessAdmission {
     this.#metrics?.refused.inc({ method: this.#method, limit });
     const expected = this.#executionMs === undefined ? maxQueueWaitMs : this.expectedWaitMs(position);
     const retryMs = Math.max(MIN_RETRY_MS, Math.ceil(expected));
+    const slots = this.#slots;
     const why =
       limit === 'queue_full'
-        ? `all ${maxConcurrent} slots are taken and ${maxQueue} calls are waiting`
+        ? `all ${slots} slots are taken and ${maxQueue} calls are waiting`
         : limit === 'queue_wait'
           ? `the expected wait (${retryMs} ms) exceeds the queueing bound of ${maxQueueWaitMs} ms`
           : `no slot freed within the queueing bound of ${maxQueueWaitMs} ms`;
@@ -202,6 +256,7 @@ export class ProcessAdmission {
       method: this.#method,
       limit,
       max_concurrent: maxConcurrent,
+      slots,
       max_queue: maxQueue,
       max_queue_wait_ms: maxQueueWaitMs,
     });
@@ -230,6 +285,12 @@ export function processAdmission(
     help: 'Calls waiting in the process admission queue, by method.',
     labelNames: ['method'],
     sample: () => Promise.resolve([{ labels: { method }, value: gate.queued }]),
+  });
+  metrics.gauge({
+    name: 'engram_admission_slots',
+    help: 'Calls the process admission gate lets execute at once now (adaptive gates change it), by method.',
+    labelNames: ['method'],
+    sample: () => Promise.resolve([{ labels: { method }, value: gate.slots }]),
   });
   metrics.gauge({
     name: 'engram_admission_in_flight',

@@ -8,6 +8,7 @@ import {
   parseEnv,
   redactSecretsOf,
   serviceEnvSchema,
+  ADAPTIVE_MIN_SLOTS,
   type ProcessAdmissionLimits,
   type TenantPolicies,
 } from '@engram/runtime';
@@ -62,6 +63,13 @@ export const contextEnvShape = {
   ENGRAM_BUILD_CONTEXT_MAX_QUEUE: envInt(32, 0, 100_000),
   /** The longest a BuildContext may wait for a slot, ms (one expected to wait longer is refused at once). */
   ENGRAM_BUILD_CONTEXT_MAX_QUEUE_WAIT_MS: envInt(100, 0, 60_000),
+  /**
+   * The average BuildContext execution time the process admission steers for, ms (decision 0046): its
+   * slots shrink while executions are slower (down to two) and grow back while they are faster
+   * and calls wait. Set it above the method's execution time on an idle machine; `0` keeps
+   * `ENGRAM_BUILD_CONTEXT_MAX_CONCURRENT` slots.
+   */
+  ENGRAM_BUILD_CONTEXT_TARGET_EXECUTION_MS: envInt(0, 0, 600_000),
 } as const;
 
 /** The process admission of BuildContext (decision 0033) of a configuration. */
@@ -70,6 +78,8 @@ export function buildContextAdmissionLimits(config: ContextDataConfig): ProcessA
     maxConcurrent: config.ENGRAM_BUILD_CONTEXT_MAX_CONCURRENT,
     maxQueue: config.ENGRAM_BUILD_CONTEXT_MAX_QUEUE,
     maxQueueWaitMs: config.ENGRAM_BUILD_CONTEXT_MAX_QUEUE_WAIT_MS,
+    targetExecutionMs: config.ENGRAM_BUILD_CONTEXT_TARGET_EXECUTION_MS,
+    minConcurrent: ADAPTIVE_MIN_SLOTS,
   };
 }
 

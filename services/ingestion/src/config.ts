@@ -6,6 +6,7 @@ import {
   envString,
   parseEnv,
   serviceEnvSchema,
+  ADAPTIVE_MIN_SLOTS,
   type ProcessAdmissionLimits,
 } from '@engram/runtime';
 import { storeEnvShape } from '@engram/store';
@@ -57,19 +58,31 @@ export const ingestionEnvShape = {
   ENGRAM_APPEND_MAX_QUEUE: envInt(64, 0, 100_000),
   /** The longest an AppendMessages may wait for a slot, ms (one expected to wait longer is refused at once). */
   ENGRAM_APPEND_MAX_QUEUE_WAIT_MS: envInt(250, 0, 60_000),
+  /**
+   * The average AppendMessages execution time the process admission steers for, ms (decision 0046): its
+   * slots shrink while executions are slower (down to two) and grow back while they are faster
+   * and calls wait. Set it above the method's execution time on an idle machine; `0` keeps
+   * `ENGRAM_APPEND_MAX_CONCURRENT` slots.
+   */
+  ENGRAM_APPEND_TARGET_EXECUTION_MS: envInt(0, 0, 600_000),
 } as const;
 
 /** The process admission of AppendMessages (decision 0033) of a configuration. */
 export function appendAdmissionLimits(
   config: Pick<
     IngestionDataConfig,
-    'ENGRAM_APPEND_MAX_CONCURRENT' | 'ENGRAM_APPEND_MAX_QUEUE' | 'ENGRAM_APPEND_MAX_QUEUE_WAIT_MS'
+    | 'ENGRAM_APPEND_MAX_CONCURRENT'
+    | 'ENGRAM_APPEND_MAX_QUEUE'
+    | 'ENGRAM_APPEND_MAX_QUEUE_WAIT_MS'
+    | 'ENGRAM_APPEND_TARGET_EXECUTION_MS'
   >,
 ): ProcessAdmissionLimits {
   return {
     maxConcurrent: config.ENGRAM_APPEND_MAX_CONCURRENT,
     maxQueue: config.ENGRAM_APPEND_MAX_QUEUE,
     maxQueueWaitMs: config.ENGRAM_APPEND_MAX_QUEUE_WAIT_MS,
+    targetExecutionMs: config.ENGRAM_APPEND_TARGET_EXECUTION_MS,
+    minConcurrent: ADAPTIVE_MIN_SLOTS,
   };
 }
 

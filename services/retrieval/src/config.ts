@@ -7,6 +7,7 @@ import {
   envString,
   parseEnv,
   serviceEnvSchema,
+  ADAPTIVE_MIN_SLOTS,
   type ProcessAdmissionLimits,
 } from '@engram/runtime';
 import { storeEnvShape } from '@engram/store';
@@ -132,19 +133,31 @@ export const retrievalEnvShape = {
    * (`OVERLOADED` with a `google.rpc.RetryInfo` of the expected wait).
    */
   ENGRAM_SEARCH_MAX_QUEUE_WAIT_MS: envInt(100, 0, 60_000),
+  /**
+   * The average Search execution time the process admission steers for, ms (decision 0046): its
+   * slots shrink while executions are slower (down to two) and grow back while they are faster
+   * and calls wait. Set it above the method's execution time on an idle machine; `0` keeps
+   * `ENGRAM_SEARCH_MAX_CONCURRENT` slots.
+   */
+  ENGRAM_SEARCH_TARGET_EXECUTION_MS: envInt(0, 0, 600_000),
 } as const;
 
 /** The process admission of Search (decision 0033) of a configuration. */
 export function searchAdmissionLimits(
   config: Pick<
     RetrievalDataConfig,
-    'ENGRAM_SEARCH_MAX_CONCURRENT' | 'ENGRAM_SEARCH_MAX_QUEUE' | 'ENGRAM_SEARCH_MAX_QUEUE_WAIT_MS'
+    | 'ENGRAM_SEARCH_MAX_CONCURRENT'
+    | 'ENGRAM_SEARCH_MAX_QUEUE'
+    | 'ENGRAM_SEARCH_MAX_QUEUE_WAIT_MS'
+    | 'ENGRAM_SEARCH_TARGET_EXECUTION_MS'
   >,
 ): ProcessAdmissionLimits {
   return {
     maxConcurrent: config.ENGRAM_SEARCH_MAX_CONCURRENT,
     maxQueue: config.ENGRAM_SEARCH_MAX_QUEUE,
     maxQueueWaitMs: config.ENGRAM_SEARCH_MAX_QUEUE_WAIT_MS,
+    targetExecutionMs: config.ENGRAM_SEARCH_TARGET_EXECUTION_MS,
+    minConcurrent: ADAPTIVE_MIN_SLOTS,
   };
 }
 
