@@ -4,7 +4,8 @@
  * comparison (the adapter's own transport versus `@qdrant/js-client-rest` 1.18).
  *
  *   npm run bench:index -- [--out bench/out/index.json] [--sizes 10000,100000] [--queries 200]
- *     [--adapters embedded,qdrant] [--texts 200] [--skip-embeddings]
+ *     [--adapters embedded,qdrant] [--texts 200] [--skip-embeddings] [--dims 512]
+ *     [--quantization none|int8] [--child-timeout-min 20]
  *
  * Every phase runs in its own child process (so each peak RSS belongs to that phase alone): the
  * embedder; for each adapter and size a "fill" child (insert the points in batches of 256, wait for
@@ -745,6 +746,8 @@ async function runChild(task: Task, resultFile: string): Promise<void> {
 /** Cleanups of everything the parent holds, newest first; each runs once. */
 const cleanups: (() => Promise<void> | void)[] = [];
 let running: ChildProcess | undefined;
+/** How long one child may run before the parent kills it (`--child-timeout-min`). */
+let childTimeoutMs = 20 * 60_000;
 
 async function cleanUp(): Promise<void> {
   if (running !== undefined && running.exitCode === null && running.signalCode === null)
@@ -767,11 +770,23 @@ function child<T>(task: Task, scratch: string): Promise<T> {
       { stdio: 'inherit', cwd: WORKSPACE },
     );
     running = proc;
-    const timer = setTimeout(() => proc.kill('SIGKILL'), 20 * 60_000);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      proc.kill('SIGKILL');
+    }, childTimeoutMs);
     proc.on('error', reject);
     proc.on('exit', (code, signal) => {
       clearTimeout(timer);
       running = undefined;
+      if (timedOut) {
+        reject(
+          new Error(
+            `${describeTask(task)} killed after --child-timeout-min ${childTimeoutMs / 60_000} (raise it for larger sizes)`,
+          ),
+        );
+        return;
+      }
       if (code !== 0) {
         reject(new Error(`${describeTask(task)} failed (exit ${code} ${signal ?? ''})`));
         return;
@@ -870,6 +885,7 @@ async function main(): Promise<void> {
       dims: { type: 'string', default: '512' },
       quantization: { type: 'string', default: 'none' },
       'skip-embeddings': { type: 'boolean', default: false },
+      'child-timeout-min': { type: 'string', default: '20' },
       'child-task': { type: 'string' },
       'child-result': { type: 'string' },
     },
@@ -894,6 +910,9 @@ async function main(): Promise<void> {
   if (values.quantization !== 'none' && values.quantization !== 'int8')
     throw new Error('--quantization: none or int8 (embedded index only)');
   shape.quantization = values.quantization;
+  const timeoutMin = Number(values['child-timeout-min']);
+  if (!(timeoutMin > 0)) throw new Error('--child-timeout-min: a positive number of minutes');
+  childTimeoutMs = timeoutMin * 60_000;
 
   const began = performance.now();
   const startedAt = new Date().toISOString();
