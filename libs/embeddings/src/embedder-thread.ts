@@ -2,6 +2,7 @@
  * The worker thread of {@link ThreadedEmbedder}: builds the embedder of its recipe and answers
  * `embed` requests one after the other until it is asked to close.
  */
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import {
   localEmbedder,
@@ -13,7 +14,12 @@ import {
 
 const port = parentPort;
 if (port === null) throw new Error('embedder-thread.ts runs as a worker thread only');
-const embedder = localEmbedder(workerData as LocalEmbedderRecipe);
+const recipe = workerData as LocalEmbedderRecipe;
+// Linux keeps a nice value per thread, and `setpriority(PRIO_PROCESS, 0)` (what os.setPriority
+// calls) sets the calling thread's; threads started later (ONNX Runtime's) inherit it. Elsewhere
+// the same call would reprioritize the whole process, so it is not made.
+if (recipe.nice !== undefined && recipe.nice > 0 && process.platform === 'linux') setPriority(0, recipe.nice);
+const embedder = localEmbedder(recipe);
 
 port.on('message', (request: ThreadRequest) => {
   if (request.type === 'close') {

@@ -19,6 +19,13 @@ export type LocalEmbedderRecipe = (
 ) & {
   /** ONNX Runtime intra-op threads per model (LocalEmbedderOptions.threads); default 1. */
   readonly threads?: number;
+  /**
+   * The scheduling niceness of a {@link ThreadedEmbedder}'s thread (0–19; default 0, unchanged):
+   * set on Linux, where it is a per-thread attribute, before the model loads, so ONNX Runtime's
+   * threads inherit it. Background embedding at a higher niceness yields the cores to the calls
+   * the process serves whenever they compete (decision 0047). Ignored elsewhere.
+   */
+  readonly nice?: number;
 };
 
 /** The embedder of a recipe: one local model, or the bilingual pair (bge-small-zh + MiniLM). */

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { metricsRegistry } from '@engram/telemetry';
+import { startedThreadNiceness, threadNiceness } from '@engram/testing';
 import { ThreadedEmbedder, localEmbedder, resolveModelRoot, type LocalEmbedderRecipe } from '../src/index.js';
 
 const recipe: LocalEmbedderRecipe = { kind: 'bilingual', modelRoot: resolveModelRoot(undefined) };
@@ -46,6 +47,24 @@ describe('ThreadedEmbedder (the real local models on a worker thread)', () => {
     await expect(call).rejects.toThrow('stop');
     // The thread goes on serving.
     expect((await threaded.embed(['again'], 'document')).vectors).toHaveLength(1);
+  });
+
+  it('runs its thread, and the inference threads it starts, at the recipe’s niceness, the rest of the process untouched', async () => {
+    expect(process.platform).toBe('linux');
+    const before = threadNiceness();
+    const niced = new ThreadedEmbedder({ ...recipe, nice: 7, threads: 2 });
+    try {
+      expect((await niced.embed(texts, 'document')).vectors).toHaveLength(texts.length);
+      const after = threadNiceness();
+      // This process's main thread (its tid is the pid) and every thread that was there before keep theirs.
+      expect(after.get(process.pid)).toBe(0);
+      for (const [tid, nice] of before) if (after.has(tid)) expect(after.get(tid)).toBe(nice);
+      const started = startedThreadNiceness(before, after);
+      // The worker thread and ONNX Runtime's intra-op thread of each of the two models.
+      expect(started.filter((nice) => nice === 7).length).toBeGreaterThanOrEqual(3);
+    } finally {
+      await niced.close();
+    }
   });
 
   it('refuses calls after close', async () => {

@@ -6,6 +6,7 @@ import { admissionMetrics, metricsRegistry, scopedMetrics } from '@engram/teleme
 import type { AdmissionTicket } from './admission.js';
 import {
   ProcessAdmission,
+  QUEUE_TIMEOUT_FACTOR,
   admitted,
   processAdmission,
   type AdmissionClock,
@@ -149,11 +150,24 @@ describe('ProcessAdmission', () => {
     for (const p of queued) expect(await state(p)).toBe('pending');
   });
 
-  it('refuses a queued call once it has waited the whole bound, and forgets it', async () => {
+  it('keeps a queued call waiting past the bound when the estimate proves short, and admits it', async () => {
     const { admission, clock } = gate({ maxConcurrent: 1, maxQueue: 2, maxQueueWaitMs: 100 });
     const holder = await admission.admit();
     const waiting = admission.admit();
-    clock.advance(99);
+    clock.advance(100);
+    expect(await state(waiting)).toBe('pending');
+    clock.advance(150);
+    holder.release();
+    expect(await state(waiting)).toBe('resolved');
+    expect(admission.inFlight).toBe(1);
+    expect(admission.queued).toBe(0);
+  });
+
+  it('refuses a queued call only once executions stalled for the timeout factor times the bound, and forgets it', async () => {
+    const { admission, clock } = gate({ maxConcurrent: 1, maxQueue: 2, maxQueueWaitMs: 100 });
+    const holder = await admission.admit();
+    const waiting = admission.admit();
+    clock.advance(QUEUE_TIMEOUT_FACTOR * 100 - 1);
     expect(await state(waiting)).toBe('pending');
     clock.advance(1);
     const refused = await refusal(waiting);

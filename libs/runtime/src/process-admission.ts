@@ -13,8 +13,10 @@ export interface ProcessAdmissionLimits {
   /** Calls waiting for a slot, first in first out; `0`: a call finding every slot taken is refused. */
   readonly maxQueue: number;
   /**
-   * The longest a call may wait for a slot, ms. A call whose expected wait is longer is refused
-   * at once, and a queued call still waiting when it has waited this long is refused then.
+   * The longest a call may expect to wait for a slot, ms: a call whose expected wait is longer is
+   * refused at once. A queued call waits for its slot (or its deadline) even when the estimate
+   * proves short; only one still waiting after {@link QUEUE_TIMEOUT_FACTOR} times this bound (the
+   * executions stalled) is refused then.
    */
   readonly maxQueueWaitMs: number;
   /**
@@ -74,13 +76,20 @@ const MIN_RETRY_MS = 5;
  * call never holds the whole process and a gate whose target is too low still serves.
  */
 export const ADAPTIVE_MIN_SLOTS = 2;
+/**
+ * How many times `maxQueueWaitMs` a queued call waits before it is refused after all. A refusal
+ * after a wait is the worst answer (the caller waited and got nothing, and its retry queues
+ * again), so the bound is enforced on arrival by the expected wait and this timeout only catches
+ * executions that stopped ending, where the moving average no longer describes them.
+ */
+export const QUEUE_TIMEOUT_FACTOR = 3;
 /** What an adaptive gate keeps of its slots when executions are slower than its target. */
 const DECREASE = 0.75;
 
 /**
  * Per-process admission of one expensive method (decision 0033): at most `maxConcurrent` calls
- * execute, at most `maxQueue` wait in FIFO order, and none waits longer than `maxQueueWaitMs`.
- * The expected wait of a newcomer is its place in the queue times the moving average of execution
+ * execute, at most `maxQueue` wait in FIFO order, and none is let in to wait when it can expect to
+ * wait longer than `maxQueueWaitMs`. The expected wait of a newcomer is its place in the queue times the moving average of execution
  * times divided by the slots; when it exceeds the bound, or the queue is full, the call is refused
  * at once with RESOURCE_EXHAUSTED `OVERLOADED` and a `google.rpc.RetryInfo` of that expected wait,
  * without ever taking a queue slot. A queued call whose signal aborts (cancelled, deadline) leaves
@@ -172,7 +181,7 @@ export class ProcessAdmission {
         leave();
         reject(signal?.reason as Error);
       };
-      const cancelTimer = this.#clock.schedule(maxQueueWaitMs, () => {
+      const cancelTimer = this.#clock.schedule(QUEUE_TIMEOUT_FACTOR * maxQueueWaitMs, () => {
         leave();
         // Its own place is gone: what the next waiter can expect is the useful hint.
         reject(this.#refuse('queue_timeout', 1));
@@ -251,7 +260,7 @@ export class ProcessAdmission {
         ? `all ${slots} slots are taken and ${maxQueue} calls are waiting`
         : limit === 'queue_wait'
           ? `the expected wait (${retryMs} ms) exceeds the queueing bound of ${maxQueueWaitMs} ms`
-          : `no slot freed within the queueing bound of ${maxQueueWaitMs} ms`;
+          : `no slot freed within ${QUEUE_TIMEOUT_FACTOR} times the queueing bound of ${maxQueueWaitMs} ms`;
     return errors.overloaded(`the server is overloaded: ${why}; retry after ${retryMs} ms`, retryMs, {
       method: this.#method,
       limit,

@@ -87,6 +87,9 @@ export function appendAdmissionLimits(
 }
 
 /** Where the standalone ingestion process reaches governance (the all-in-one calls it in-process). */
+/** The default niceness of the topic-shift detector's thread (decision 0047). */
+export const SEGMENTER_EMBED_NICE = 10;
+
 export const governanceEnvShape = {
   ENGRAM_GOVERNANCE_URL: envString(),
   /** The local embedding model's directory, for the offline topic-shift detector (default: the workspace's). */
@@ -98,6 +101,12 @@ export const governanceEnvShape = {
    * (the all-in-one shares retrieval's).
    */
   ENGRAM_SEGMENTER_EMBED_THREAD: envEnum(['on', 'off'], 'on'),
+  /**
+   * The niceness of that thread on Linux (0–19, decision 0047): the detector judges open tails in
+   * the background, so when the cores are short the kernel gives them to the calls first. `0`
+   * schedules it like everything else.
+   */
+  ENGRAM_SEGMENTER_EMBED_NICE: envInt(SEGMENTER_EMBED_NICE, 0, 19),
 } as const;
 
 const schema = serviceEnvSchema(DEFAULT_PORT).extend(ingestionEnvShape).extend(governanceEnvShape);

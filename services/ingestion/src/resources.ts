@@ -8,7 +8,7 @@ import {
   type ProcessAdmissionLimits,
 } from '@engram/runtime';
 import { isMysqlTarget, openStore, storeTarget, type Store } from '@engram/store';
-import { appendAdmissionLimits, type IngestionDataConfig } from './config.js';
+import { SEGMENTER_EMBED_NICE, appendAdmissionLimits, type IngestionDataConfig } from './config.js';
 import type { IngestionSettings } from './deps.js';
 import { DEFAULT_CHUNK_SIZE, DEFAULT_OVERLAP } from './domain/chunker.js';
 import { boundaryJudge, type BoundaryJudge } from './segmenter.js';
@@ -32,19 +32,24 @@ export type IngestionResourcesConfig = IngestionDataConfig & {
   readonly ENGRAM_MODEL_DIR?: string | undefined;
   /** Whether that model runs on a worker thread of its own (default `on`). */
   readonly ENGRAM_SEGMENTER_EMBED_THREAD?: 'on' | 'off' | undefined;
+  /** That thread's niceness on Linux (decision 0047; default 10). */
+  readonly ENGRAM_SEGMENTER_EMBED_NICE?: number | undefined;
 };
 
 /**
  * The standalone process's own embedding model for the offline topic-shift detector: on a worker
- * thread of its own unless `ENGRAM_SEGMENTER_EMBED_THREAD` is `off`.
+ * thread of its own (at `ENGRAM_SEGMENTER_EMBED_NICE`) unless `ENGRAM_SEGMENTER_EMBED_THREAD` is `off`.
  */
 export function segmenterEmbedder(
-  config: Pick<IngestionResourcesConfig, 'ENGRAM_MODEL_DIR' | 'ENGRAM_SEGMENTER_EMBED_THREAD'>,
+  config: Pick<
+    IngestionResourcesConfig,
+    'ENGRAM_MODEL_DIR' | 'ENGRAM_SEGMENTER_EMBED_THREAD' | 'ENGRAM_SEGMENTER_EMBED_NICE'
+  >,
 ): Embedder {
   const recipe = { kind: 'local', modelRoot: resolveModelRoot(config.ENGRAM_MODEL_DIR) } as const;
   return config.ENGRAM_SEGMENTER_EMBED_THREAD === 'off'
     ? localEmbedder(recipe)
-    : new ThreadedEmbedder(recipe);
+    : new ThreadedEmbedder({ ...recipe, nice: config.ENGRAM_SEGMENTER_EMBED_NICE ?? SEGMENTER_EMBED_NICE });
 }
 
 /**

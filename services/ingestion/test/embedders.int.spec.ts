@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 import { ThreadedEmbedder, type Embedder } from '@engram/embeddings';
+import { startedThreadNiceness, threadNiceness } from '@engram/testing';
 import { governanceEnvShape } from '../src/config.js';
 import { segmenterEmbedder } from '../src/resources.js';
 
@@ -27,6 +28,19 @@ describe('the topic-shift detector’s embedder', () => {
     const texts = ['We talked about the trip to Lisbon.', '我们聊了去里斯本的旅行。'];
     const [a, b] = await Promise.all([threaded.embed(texts, 'document'), inline.embed(texts, 'document')]);
     expect(a.vectors.map((v) => Array.from(v))).toEqual(b.vectors.map((v) => Array.from(v)));
+  });
+
+  it('runs its thread at ENGRAM_SEGMENTER_EMBED_NICE (10 by default), the process untouched', async () => {
+    const before = threadNiceness();
+    const threaded = open(segmenterEmbedder(parse({})));
+    await threaded.embed(['a background judgement'], 'document');
+    const after = threadNiceness();
+    expect(startedThreadNiceness(before, after)).toContain(10);
+    expect(after.get(process.pid)).toBe(0);
+    const other = open(segmenterEmbedder(parse({ ENGRAM_SEGMENTER_EMBED_NICE: '3' })));
+    await other.embed(['another'], 'document');
+    expect(startedThreadNiceness(after, threadNiceness())).toContain(3);
+    expect(() => parse({ ENGRAM_SEGMENTER_EMBED_NICE: '20' })).toThrow();
   });
 
   it('refuses a value other than on and off', () => {

@@ -101,6 +101,12 @@ export const retrievalEnvShape = {
    */
   ENGRAM_INDEX_EMBED_THREAD: envEnum(['on', 'off'], 'on'),
   /**
+   * The niceness of that thread on Linux (0–19, decision 0047): when the cores are short, the
+   * kernel gives them to the calls this process and its neighbours serve before the indexer's
+   * passages, which are searchable lexically meanwhile. `0` schedules it like everything else.
+   */
+  ENGRAM_INDEX_EMBED_NICE: envInt(10, 0, 19),
+  /**
    * Embed Search's queries with the local models on a worker thread of their own (`on`, decision
    * 0042), so the event loop keeps routing other calls during each inference; `off` embeds on the
    * event loop (the main thread then holds its own copy of the models). Ignored with a remote

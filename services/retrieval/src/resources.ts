@@ -99,12 +99,13 @@ function localRecipe(config: RetrievalDataConfig): LocalEmbedderRecipe {
 /**
  * The indexer's embedder: with a local model and `ENGRAM_INDEX_EMBED_THREAD` on, the same model on
  * its own worker thread, so embedding passages never holds the event loop that serves searches
- * (decision 0032) nor delays a query's embedding; otherwise the search embedder itself.
+ * (decision 0032) nor delays a query's embedding, at `ENGRAM_INDEX_EMBED_NICE` (decision 0047);
+ * otherwise the search embedder itself.
  */
 export function createIndexEmbedder(config: RetrievalDataConfig, embedder: Embedder): Embedder {
   if (config.ENGRAM_EMBEDDINGS_BASE_URL !== undefined || config.ENGRAM_INDEX_EMBED_THREAD === 'off')
     return embedder;
-  return new ThreadedEmbedder(localRecipe(config));
+  return new ThreadedEmbedder({ ...localRecipe(config), nice: config.ENGRAM_INDEX_EMBED_NICE });
 }
 
 /** The reranker of a configuration, or undefined when `ENGRAM_RERANKER` is `off`. */

@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 import { ThreadedEmbedder, type Embedder } from '@engram/embeddings';
+import { startedThreadNiceness, threadNiceness } from '@engram/testing';
 import { retrievalEnvShape } from '../src/config.js';
 import { createEmbedder, createIndexEmbedder } from '../src/resources.js';
 
@@ -38,6 +39,22 @@ describe('the embedders of a configuration', () => {
     const shared = parse({ ENGRAM_INDEX_EMBED_THREAD: 'off' });
     const alone = open(createEmbedder(shared));
     expect(createIndexEmbedder(shared, alone)).toBe(alone);
+  });
+
+  it('runs the indexer’s thread at ENGRAM_INDEX_EMBED_NICE (10 by default) and the query thread at 0 (decision 0047)', async () => {
+    const config = parse({});
+    const before = threadNiceness();
+    const search = open(createEmbedder(config));
+    await search.embed(['a query'], 'query');
+    const withSearch = threadNiceness();
+    expect(startedThreadNiceness(before, withSearch).filter((nice) => nice !== 0)).toEqual([]);
+    const indexer = open(createIndexEmbedder(config, search));
+    await indexer.embed(['a passage'], 'document');
+    const withIndexer = threadNiceness();
+    expect(startedThreadNiceness(withSearch, withIndexer)).toContain(10);
+    expect(withIndexer.get(process.pid)).toBe(0);
+    expect(parse({ ENGRAM_INDEX_EMBED_NICE: '0' }).ENGRAM_INDEX_EMBED_NICE).toBe(0);
+    expect(() => parse({ ENGRAM_INDEX_EMBED_NICE: '-1' })).toThrow();
   });
 
   it('takes the ONNX thread count from ENGRAM_ONNX_THREADS (0–64)', () => {
