@@ -365,9 +365,9 @@ export enum ErrorReason {
    * status carries a `google.rpc.RetryInfo` with the wait the server expects before a slot frees
    * (retry after it, with jitter, or on another replica). Metadata: `method`, `limit`
    * (`queue_full`, `queue_wait`: the expected wait exceeds the bound, or `queue_timeout`: the call
-   * waited the whole bound), `max_concurrent`, `slots` (the slots the gate has now: fewer than
-   * `max_concurrent` while an adaptive gate sheds load), `max_queue`, `max_queue_wait_ms`,
-   * `retry_after_ms`.
+   * waited three times the bound, executions having stalled), `max_concurrent`, `slots` (the slots
+   * the gate has now: fewer than `max_concurrent` while an adaptive gate sheds load), `max_queue`,
+   * `max_queue_wait_ms`, `retry_after_ms`.
    *
    * @generated from enum value: ERROR_REASON_OVERLOADED = 86;
    */
