@@ -89,12 +89,14 @@ const DECREASE = 0.75;
 /**
  * Per-process admission of one expensive method (decision 0033): at most `maxConcurrent` calls
  * execute, at most `maxQueue` wait in FIFO order, and none is let in to wait when it can expect to
- * wait longer than `maxQueueWaitMs`. The expected wait of a newcomer is its place in the queue times the moving average of execution
- * times divided by the slots; when it exceeds the bound, or the queue is full, the call is refused
- * at once with RESOURCE_EXHAUSTED `OVERLOADED` and a `google.rpc.RetryInfo` of that expected wait,
- * without ever taking a queue slot. A queued call whose signal aborts (cancelled, deadline) leaves
- * the queue at once. Each admitted call holds a ticket it releases exactly once; releasing hands
- * the slot to the head of the queue in the same turn, so newcomers never overtake waiters.
+ * wait longer than `maxQueueWaitMs`. The expected wait of a newcomer is its place in the queue
+ * times the moving average of execution times divided by the slots; when it exceeds the bound, or
+ * the queue is full, the call is refused at once with RESOURCE_EXHAUSTED `OVERLOADED` and a
+ * `google.rpc.RetryInfo` of that expected wait, without ever taking a queue slot (decision 0047:
+ * a queued call is refused only after {@link QUEUE_TIMEOUT_FACTOR} times the bound). A queued call
+ * whose signal aborts (cancelled, deadline) leaves the queue at once. Each admitted call holds a
+ * ticket it releases exactly once; releasing hands the slot to the head of the queue in the same
+ * turn, so newcomers never overtake waiters.
  */
 export class ProcessAdmission {
   readonly #limits: ProcessAdmissionLimits;
