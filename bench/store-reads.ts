@@ -13,18 +13,16 @@
  * order. Prints each one's p50/p95/p99, the paired mean difference with its 95 % bootstrap interval,
  * the geometric mean of the per-call ratio a/b with its interval, and each query's plan.
  */
-import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
-import { createConnection } from 'mysql2/promise';
 import { MemoryRepository, migrateToLatest, newId, openStore, type Store } from '@engram/store';
 import { seededRandom } from '@engram/testing';
+import { scratchMariadbDatabase } from './lib/mariadb.js';
 import { summarize } from './perf/stats.js';
 import { bootstrapCi, pairedBootstrapCi } from './retrieval/metrics.js';
 
@@ -182,26 +180,13 @@ async function measure(name: string, store: Store): Promise<Record<string, unkno
 }
 
 async function mariadb(): Promise<{ store: Store; drop: () => Promise<void> }> {
-  execFileSync('bash', ['scripts/ensure-mariadb.sh'], {
-    cwd: WORKSPACE,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const file = join(process.env['ENGRAM_TEST_STATE_DIR'] ?? join(homedir(), '.engram-test'), 'mysql-url');
-  const base = new URL(readFileSync(file, 'utf8').trim());
-  const name = `engram_test_perf_reads_${randomBytes(5).toString('hex')}`;
-  const admin = await createConnection({
-    uri: `${base.protocol}//${base.username}:${base.password}@${base.host}/`,
-  });
-  await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
-  const url = new URL(base.href);
-  url.pathname = `/${name}`;
-  const store = openStore({ target: url.href });
+  const database = await scratchMariadbDatabase('engram_test_perf_reads_');
+  const store = openStore({ target: database.url });
   return {
     store,
     drop: async () => {
       await store.close();
-      await admin.query(`DROP DATABASE \`${name}\``);
-      await admin.end();
+      await database.drop();
     },
   };
 }

@@ -41,9 +41,9 @@
  *   `--doc-kib` KiB; floor: the embedder alone on the same chunks (read back with ListChunks).
  * - RSS: VmRSS/VmHWM of the server process (and of Qdrant) at the end of each run.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -54,7 +54,6 @@ import { create } from '@bufbuild/protobuf';
 import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import { createClient, type Transport } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
-import { createConnection } from 'mysql2/promise';
 import { z } from 'zod';
 import { ItemKind } from '@engram/contracts/common';
 import { ContextService } from '@engram/contracts/context';
@@ -91,6 +90,7 @@ import {
   type VectorStore,
 } from '@engram/vector-index';
 import { processRss, qdrantPid } from '../lib/machine.js';
+import { scratchMariadbDatabase } from '../lib/mariadb.js';
 import { markdownDocument, memoryText, queries as makeQueries, turns as makeTurns } from './data.js';
 import {
   formatTable,
@@ -206,38 +206,6 @@ interface Stack {
   readonly release: () => Promise<void>;
 }
 
-async function mariadbDatabase(): Promise<{ url: string; version: string; drop: () => Promise<void> }> {
-  execFileSync('bash', ['scripts/ensure-mariadb.sh'], {
-    cwd: WORKSPACE,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const file = join(process.env['ENGRAM_TEST_STATE_DIR'] ?? join(os.homedir(), '.engram-test'), 'mysql-url');
-  const base = new URL(readFileSync(file, 'utf8').trim());
-  const name = `engram_test_perf_${randomBytes(5).toString('hex')}`;
-  const admin = await createConnection({
-    uri: `${base.protocol}//${base.username}:${base.password}@${base.host}/`,
-  });
-  let rows: unknown;
-  try {
-    await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
-    [rows] = await admin.query('SELECT VERSION() AS v');
-  } catch (error) {
-    await admin.end();
-    throw error;
-  }
-  const version = (rows as { v: string }[])[0]?.v ?? '?';
-  const url = new URL(base.href);
-  url.pathname = `/${name}`;
-  return {
-    url: url.href,
-    version,
-    drop: async () => {
-      await admin.query(`DROP DATABASE \`${name}\``);
-      await admin.end();
-    },
-  };
-}
-
 async function openStack(backend: string): Promise<Stack> {
   const dataDir = scratch('engram-perf-');
   if (backend === 'embedded') {
@@ -252,7 +220,7 @@ async function openStack(backend: string): Promise<Stack> {
   }
   if (!existsSync(qdrantBinary()))
     throw new Error(`Qdrant binary not found at ${qdrantBinary()} (npm ci on linux x64)`);
-  const db = await mariadbDatabase();
+  const db = await scratchMariadbDatabase('engram_test_perf_');
   let qdrant: RunningQdrant;
   try {
     qdrant = await startQdrant();

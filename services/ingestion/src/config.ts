@@ -86,10 +86,10 @@ export function appendAdmissionLimits(
   };
 }
 
-/** Where the standalone ingestion process reaches governance (the all-in-one calls it in-process). */
 /** The default niceness of the topic-shift detector's thread (decision 0047). */
 export const SEGMENTER_EMBED_NICE = 10;
 
+/** Where the standalone ingestion process reaches governance (the all-in-one calls it in-process). */
 export const governanceEnvShape = {
   ENGRAM_GOVERNANCE_URL: envString(),
   /** The local embedding model's directory, for the offline topic-shift detector (default: the workspace's). */
